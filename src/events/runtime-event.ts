@@ -1,0 +1,63 @@
+import type { RunResult } from "../runtime/run-types.js";
+
+/**
+ * One event. A run's events carry the run's identity and `sequence` (1, 2, 3, … per run); events outside a
+ * run (`config.reloaded`) carry only `kind`, `payload` and the time. The same object is the run's log entry,
+ * what the event bus delivers and, for most kinds, the `stream()` chunk — nothing is copied per consumer.
+ */
+export class RuntimeEvent {
+  constructor(
+    readonly kind: string,
+    readonly payload: Record<string, unknown>,
+    readonly timestampMs: number,
+    readonly runId: string = "",
+    readonly sessionId: string = "",
+    readonly agentId: string = "",
+    readonly sequence: number = 0,
+  ) {}
+
+  /** The seed's name for `kind`. */
+  get name(): string {
+    return this.kind;
+  }
+
+  /** ISO-8601 UTC time. */
+  get timestamp(): string {
+    return new Date(this.timestampMs).toISOString();
+  }
+
+  /** Only `run.finished` carries the RunResult. */
+  get result(): RunResult | undefined {
+    return this.kind === "run.finished" ? (this.payload.result as RunResult) : undefined;
+  }
+
+  toJSON(): Record<string, unknown> {
+    const json: Record<string, unknown> = {
+      kind: this.kind,
+      runId: this.runId,
+      sessionId: this.sessionId,
+      agentId: this.agentId,
+      sequence: this.sequence,
+      timestampMs: this.timestampMs,
+      payload: this.payload,
+    };
+    return json;
+  }
+}
+
+export type EventHandler = (event: RuntimeEvent) => void | Promise<void>;
+
+/** The event-bus seam. Handlers never break a run: their errors are logged and swallowed. */
+export interface EventBus {
+  /** Subscribe to one event name or `"*"`; returns the unsubscribe function. */
+  subscribe(name: string, handler: EventHandler): () => void;
+  /** Build and deliver an event outside any run. */
+  emit(name: string, payload?: Record<string, unknown>): RuntimeEvent;
+  /** Deliver an event already built (a run's log entry, with its sequence). */
+  publish(event: RuntimeEvent): void;
+  getHistory(options?: { name?: string; limit?: number }): RuntimeEvent[];
+  clearHistory(): void;
+  /** Wait for handlers still running. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}

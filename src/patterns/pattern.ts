@@ -1,0 +1,67 @@
+import type { HookContext, ModelResponse } from "../loop/hook.js";
+import type { RunContext } from "../loop/run-context.js";
+import type { ModelRequest } from "../models/language-model.js";
+import type { Message, ToolCall } from "../models/message.js";
+import type { RunArtifact } from "../runtime/run-types.js";
+
+export type StepAction = { type: "final"; output: unknown } | { type: "continue" };
+
+export interface ToolCallOutcome {
+  toolCallId: string;
+  toolId: string;
+  status: "succeeded" | "failed" | "cancelled" | "suspended";
+  result?: unknown;
+  error?: { code: string; message: string };
+}
+
+export interface FollowupResolution {
+  status: "resolved" | "abstain" | "error";
+  output?: unknown;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ResponseRepairDecision {
+  status: "repaired" | "abstain" | "error";
+  output?: unknown;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * What the run loop lends a pattern. Every model call and tool call a pattern makes goes through it, so the
+ * phases, budgets, events and checkpoints apply whichever pattern drives the run.
+ */
+export interface PatternDriver {
+  /** Run one step: StepStart hooks, `body`, StepEnd hooks, stop conditions and the step's checkpoint. */
+  runStep(body: () => Promise<StepAction>): Promise<StepAction>;
+  /** BeforeInference → model → AfterInference. */
+  callLlm(request?: Partial<ModelRequest>): Promise<ModelResponse>;
+  /** ToolGate → BeforeToolExecute → execute → AfterToolExecute for a model's calls; appends their results. */
+  callTools(calls: ToolCall[]): Promise<ToolCallOutcome[]>;
+  /** Call one tool outside a model turn (still through every phase); resolves with its data or throws. */
+  callTool(toolId: string, params: Record<string, unknown>): Promise<unknown>;
+  /** Call several tools as one step, grouped by tool, results in input order (failures as errors in place). */
+  callToolBatch(calls: readonly (readonly [string, Record<string, unknown>])[]): Promise<unknown[]>;
+  emit(name: string, payload: Record<string, unknown>): void;
+  addArtifact(artifact: Partial<RunArtifact> & { name: string }): void;
+  /** The system prompt with the run's `systemPromptFragments`. */
+  systemPrompt(): string | undefined;
+  appendMessage(message: Message): void;
+  readonly hookContext: (phase: HookContext["phase"]) => HookContext;
+}
+
+/** The pattern seam: what one run does, step by step. */
+export interface Pattern {
+  setup(ctx: RunContext, driver: PatternDriver): void | Promise<void>;
+  /** Drive the run to its final output. */
+  execute(): Promise<unknown>;
+  resolveFollowup?(input: { context: RunContext }): Promise<FollowupResolution | null> | FollowupResolution | null;
+  repairEmptyResponse?(input: {
+    context: RunContext;
+    messages: readonly Message[];
+    assistantContent: string;
+    stopReason: string;
+    retries: number;
+  }): Promise<ResponseRepairDecision | null> | ResponseRepairDecision | null;
+}

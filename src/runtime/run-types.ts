@@ -1,0 +1,152 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { ErrorDetails, KeelError } from "../errors/keel-error.js";
+
+export type RunStatus = "created" | "running" | "waiting" | "done";
+
+export type ToolCallStatus = "new" | "running" | "suspended" | "resuming" | "succeeded" | "failed" | "cancelled";
+
+export type StopReason =
+  | "completed"
+  | "failed"
+  | "cancelled"
+  | "timeout"
+  | "max_steps"
+  | "budget_exhausted"
+  | "suspended";
+
+export const STOP_REASONS: readonly StopReason[] = [
+  "completed",
+  "failed",
+  "cancelled",
+  "timeout",
+  "max_steps",
+  "budget_exhausted",
+  "suspended",
+];
+
+/** Why the loop ended (LC-4), kept in `RunResult.termination`. */
+export type TerminationReason =
+  | { type: "natural_end" }
+  | { type: "behavior_requested"; value?: string }
+  | { type: "stopped"; value: string }
+  | { type: "cancelled"; value?: string }
+  | { type: "blocked"; value: string }
+  | { type: "suspended" }
+  | { type: "error"; value: string };
+
+export type ResumeMode = "replay_tool_call" | "use_decision_as_tool_result" | "pass_decision_to_tool";
+
+export interface SuspendedToolCall {
+  toolCallId: string;
+  toolId: string;
+  params: Record<string, unknown>;
+  reason?: string;
+  resumeMode: ResumeMode;
+  responseSchema?: Record<string, unknown>;
+}
+
+export interface RunBudget {
+  maxSteps?: number;
+  maxDurationMs?: number;
+  maxToolCalls?: number;
+  /** Total input + output tokens for the run. */
+  maxTotalTokens?: number;
+  maxValidationRetries?: number;
+  maxCostUsd?: number;
+  maxResumeAttempts?: number;
+}
+
+export interface CostBreakdown {
+  input: number;
+  output: number;
+  cached_read: number;
+  cached_write: number;
+}
+
+export interface RunUsage {
+  llmCalls: number;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  inputTokensCached: number;
+  inputTokensCacheCreation: number;
+  reasoningTokens: number;
+  costUsd: number | null;
+  costBreakdown: CostBreakdown;
+}
+
+export function createRunUsage(): RunUsage {
+  return {
+    llmCalls: 0,
+    toolCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    totalTokens: 0,
+    inputTokensCached: 0,
+    inputTokensCacheCreation: 0,
+    reasoningTokens: 0,
+    costUsd: 0,
+    costBreakdown: { input: 0, output: 0, cached_read: 0, cached_write: 0 },
+  };
+}
+
+export interface RunArtifact {
+  name: string;
+  kind: string;
+  payload: unknown;
+  metadata: Record<string, unknown>;
+}
+
+/** Any Standard Schema (zod 3.24+, zod 4, valibot, arktype, …). */
+export type OutputType<T = unknown> = StandardSchemaV1<unknown, T>;
+
+export interface RunRequest<T = unknown> {
+  agentId: string;
+  sessionId?: string;
+  inputText: string;
+  runId?: string;
+  parentRunId?: string;
+  metadata?: Record<string, unknown>;
+  contextHints?: Record<string, unknown>;
+  budget?: RunBudget;
+  deps?: unknown;
+  outputType?: OutputType<T>;
+  durable?: boolean;
+  resumeFromCheckpoint?: string;
+  /** Values for tools and function middleware only (`ctx.kwargs`). */
+  functionInvocationKwargs?: Record<string, unknown>;
+  /** Values for the model client and chat middleware only. */
+  clientKwargs?: Record<string, unknown>;
+  /** Aborting it cancels the run. */
+  signal?: AbortSignal;
+}
+
+export interface RunResult<T = unknown> {
+  runId: string;
+  finalOutput: T | null;
+  stopReason: StopReason;
+  termination: TerminationReason;
+  pendingToolCalls: SuspendedToolCall[];
+  usage: RunUsage;
+  artifacts: RunArtifact[];
+  error?: string;
+  errorDetails?: ErrorDetails;
+  /** The error itself; exists only in the process that ran the run. */
+  exception?: KeelError;
+  metadata: Record<string, unknown>;
+}
+
+export interface RunRecord {
+  runId: string;
+  agentId: string;
+  sessionId: string;
+  parentRunId?: string;
+  status: RunStatus;
+  stopReason?: StopReason;
+  termination?: TerminationReason;
+  pendingToolCalls: SuspendedToolCall[];
+  createdAt: string;
+  updatedAt: string;
+  lastSequence: number;
+}

@@ -1,0 +1,61 @@
+import type { RuntimeEvent } from "../events/runtime-event.js";
+import type { Message } from "../models/message.js";
+import type { RunRecord, RunStatus } from "../runtime/run-types.js";
+
+export const SESSION_SCHEMA_VERSION = 1;
+
+export interface SessionArtifact {
+  name: string;
+  kind: string;
+  payload: unknown;
+  metadata: Record<string, unknown>;
+}
+
+export interface SessionCheckpoint {
+  schemaVersion: number;
+  checkpointId: string;
+  /** The run's whole serialised state at this point. */
+  state: Record<string, unknown>;
+  transcriptLength: number;
+  artifactCount: number;
+  createdAt: string;
+}
+
+export interface SessionScopeOptions {
+  /** Hold the session again from inside its own scope (agent-as-tool with a shared session). */
+  reentrantToken?: symbol;
+  /** Runs allowed to wait for the session; one more is refused with `SessionQueueFullError`. */
+  queueSize?: number;
+  signal?: AbortSignal;
+}
+
+export interface SessionScope {
+  readonly sessionId: string;
+  /** The live, mutable session state; persisted when the scope ends. */
+  readonly state: Record<string, unknown>;
+  /** Pass to a nested `session()` call to re-enter this scope. */
+  readonly token: symbol;
+}
+
+/** The session seam (DR-1): state, transcript, artifacts, checkpoints, run records and event logs. */
+export interface SessionManager {
+  /** Run `fn` while holding the session exclusively; runs of one session execute one at a time. */
+  session<T>(sessionId: string, fn: (scope: SessionScope) => Promise<T>, options?: SessionScopeOptions): Promise<T>;
+  getState(sessionId: string): Promise<Record<string, unknown>>;
+  setState(sessionId: string, state: Record<string, unknown>): Promise<void>;
+  deleteSession(sessionId: string): Promise<void>;
+  listSessions(): Promise<string[]>;
+  appendMessage(sessionId: string, message: Message): Promise<void>;
+  loadMessages(sessionId: string): Promise<Message[]>;
+  saveArtifact(sessionId: string, artifact: SessionArtifact): Promise<void>;
+  listArtifacts(sessionId: string): Promise<SessionArtifact[]>;
+  createCheckpoint(sessionId: string, checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">): Promise<SessionCheckpoint>;
+  loadCheckpoint(sessionId: string, checkpointId: string): Promise<SessionCheckpoint | null>;
+  listCheckpoints(sessionId: string): Promise<string[]>;
+  saveRun(record: RunRecord): Promise<void>;
+  getRun(runId: string): Promise<RunRecord | null>;
+  listRuns(filter?: { sessionId?: string; status?: RunStatus }): Promise<RunRecord[]>;
+  appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void>;
+  loadEvents(runId: string, options?: { afterSequence?: number }): Promise<RuntimeEvent[]>;
+  close(): Promise<void>;
+}
