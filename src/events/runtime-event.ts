@@ -41,6 +41,7 @@ export class RuntimeEvent {
       timestampMs: this.timestampMs,
       payload: this.payload,
     };
+    if (this.kind === "run.finished") json.result = this.payload.result;
     return json;
   }
 }

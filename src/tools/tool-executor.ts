@@ -14,7 +14,14 @@ export interface ToolExecutionRequest {
   context: ToolContext;
   executionSpec: ToolExecutionSpec;
   metadata: Record<string, unknown>;
-  signal: AbortSignal;
+  /** Aborted when the run is cancelled or `abort()` is called; created on first use. */
+  readonly signal: AbortSignal;
+  /** Abort this call's signal (an executor's timeout does this so the tool can stop its work). */
+  abort(reason: unknown): void;
+  /** Whether the run was cancelled; cheaper than reading `signal`. */
+  readonly cancelled: boolean;
+  /** Register a callback for the run's cancellation; returns the unregister function. */
+  onCancel(callback: (reason: unknown) => void): () => void;
 }
 
 export interface ToolExecutionResult {

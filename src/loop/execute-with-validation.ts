@@ -1,0 +1,75 @@
+import { ModelRetryError, OutputValidationError, type ValidationErrorInfo } from "../errors/error-classes.js";
+import type { Pattern } from "../patterns/pattern.js";
+import type { OutputType } from "../runtime/run-types.js";
+import { toJsonSchema } from "../schema/to-json-schema.js";
+import { formatIssues, validateWithSchema } from "../schema/validate-with-schema.js";
+import type { RunDriver } from "./run-driver.js";
+import { TerminateRun } from "./run-signals.js";
+
+const VALIDATION_PREFIX = "The output did not match the expected schema:";
+
+/**
+ * Run the pattern, validate its output against `outputType`, and run it again with the error in
+ * `scratch.lastValidationError` until it passes or `maxValidationRetries` is spent (RT-9). A pattern's
+ * `ModelRetryError` counts against the same budget.
+ */
+export async function executeWithValidation(
+  pattern: Pattern,
+  driver: RunDriver,
+  outputType: OutputType | undefined,
+  maxRetries: number,
+): Promise<unknown> {
+  let attempts = 0;
+  let expectedSchema: unknown;
+  for (;;) {
+    let message: string;
+    try {
+      const raw = await pattern.execute();
+      if (outputType === undefined) return raw;
+      const validation = await validateWithSchema(outputType, parseStructuredOutput(raw));
+      if (validation.ok) return validation.value;
+      message = `${VALIDATION_PREFIX}\n${formatIssues(validation.issues)}`;
+    } catch (error) {
+      if (!(error instanceof ModelRetryError)) throw error;
+      message = error.message;
+    }
+    attempts++;
+    expectedSchema ??= outputType ? describeSchema(outputType) : undefined;
+    const info: ValidationErrorInfo = { attempt: attempts, message, expectedSchema };
+    if (attempts > maxRetries) {
+      const error = new OutputValidationError(`${message}\n(after ${attempts} attempts)`, {
+        outputType,
+        attempts,
+        lastValidationError: info,
+        hint: "Describe the expected output in the agent's instructions, or raise budget.maxValidationRetries",
+        context: { agentId: driver.ctx.agentId, sessionId: driver.ctx.sessionId, runId: driver.ctx.runId },
+      });
+      throw new TerminateRun({ type: "error", value: error.message }, error);
+    }
+    driver.ctx.scratch.lastValidationError = info;
+    driver.emit("validation.retry", { attempt: attempts, error: message });
+  }
+}
+
+/** Model text that holds JSON (bare or in a fenced block) is parsed; anything else is validated as is. */
+export function parseStructuredOutput(raw: unknown): unknown {
+  if (typeof raw !== "string") return raw;
+  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/.exec(raw);
+  const text = (fenced ? fenced[1]! : raw).trim();
+  if (!(text.startsWith("{") || text.startsWith("[") || text === "null" || text === "true" || text === "false")) {
+    return raw;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    return raw;
+  }
+}
+
+function describeSchema(outputType: OutputType): unknown {
+  try {
+    return toJsonSchema(outputType, "output");
+  } catch {
+    return { vendor: outputType["~standard"].vendor };
+  }
+}

@@ -1,0 +1,351 @@
+import { BudgetExhausted } from "../errors/error-classes.js";
+import type { RunEventLog } from "../events/run-event-log.js";
+import type { ModelRequest } from "../models/language-model.js";
+import type { Message, ToolCall } from "../models/message.js";
+import { computeCost } from "../models/pricing.js";
+import type { PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
+import { accumulateUsage } from "../runtime/accumulate-usage.js";
+import type { ResolvedAgent } from "../runtime/resolved-agent.js";
+import type { RunArtifact, RunRequest } from "../runtime/run-types.js";
+import type { Tool } from "../tools/tool.js";
+import { deadlines } from "../util/deadline-queue.js";
+import type { CancelScope } from "./cancel-scope.js";
+import type { HookContext, ModelResponse, Phase, ToolCallState } from "./hook.js";
+import { ModelCallRequest } from "./model-call-request.js";
+import { readModelStream } from "./read-model-stream.js";
+import type { RunContext } from "./run-context.js";
+import { TerminateRun } from "./run-signals.js";
+import { stepSignature } from "./stop-conditions.js";
+import { ToolCallContext } from "./tool-call-context.js";
+import { executeToolStage } from "./tool-stage.js";
+
+export interface RunLimits {
+  maxSteps: number;
+  maxToolCalls: number | undefined;
+  maxTotalTokens: number | undefined;
+  maxCostUsd: number | undefined;
+  stepTimeoutMs: number;
+}
+
+/** The context object hooks receive; built only for phases that have hooks. */
+class PhaseContext implements HookContext {
+  request?: ModelRequest;
+  response?: ModelResponse;
+  call?: ToolCallState;
+  constructor(
+    readonly phase: Phase,
+    readonly run: RunContext,
+    readonly step: number,
+    private readonly driver: RunDriver,
+  ) {}
+  requestStop(reason?: string): void {
+    this.driver.stopRequested = reason ?? this.phase;
+  }
+}
+
+/**
+ * The run loop's side of a pattern: it brackets steps, passes every model call and tool call through the
+ * phases, counts usage, enforces budgets and stop conditions, and emits the events. Patterns decide what a
+ * step does; the driver decides everything around it.
+ */
+export class RunDriver implements PatternDriver {
+  step = 0;
+  stopRequested: string | null = null;
+  /** Calls waiting for a decision when the run suspends. */
+  suspended: ToolCallState[] = [];
+  private consecutiveErrors = 0;
+  private lastText = "";
+  private requestedTools: readonly string[] = EMPTY;
+  private stepCalls: readonly ToolCall[] = EMPTY_CALLS;
+  private readonly signatures: string[] = [];
+  private costSkipped = false;
+  private readonly startedAt = Date.now();
+
+  constructor(
+    readonly agent: ResolvedAgent,
+    readonly ctx: RunContext,
+    readonly log: RunEventLog,
+    readonly scope: CancelScope,
+    readonly limits: RunLimits,
+  ) {}
+
+  get request(): RunRequest {
+    return this.ctx.runRequest;
+  }
+
+  hookContext(phase: Phase, call?: ToolCallState): PhaseContext {
+    const context = new PhaseContext(phase, this.ctx, this.step, this);
+    if (call !== undefined) context.call = call;
+    return context;
+  }
+
+  /** Throw the pending termination, if any: the cancel scope's, or a stop a hook asked for. */
+  checkpointBoundary(): void {
+    if (this.scope.termination !== null) throw new TerminateRun(this.scope.termination);
+    if (this.stopRequested !== null) throw new TerminateRun({ type: "behavior_requested", value: this.stopRequested });
+  }
+
+  async runStep(body: () => Promise<StepAction>): Promise<StepAction> {
+    this.checkpointBoundary();
+    if (this.step >= this.limits.maxSteps) throw new TerminateRun({ type: "stopped", value: "max_steps" });
+    const step = ++this.step;
+    this.lastText = "";
+    this.requestedTools = EMPTY;
+    this.stepCalls = EMPTY_CALLS;
+    this.log.emit("step.started", { step });
+    const hooks = this.agent.hooks;
+    if (hooks.stepStart.length > 0) await hooks.run("stepStart", this.hookContext("stepStart"));
+    const timeoutMs = this.limits.stepTimeoutMs;
+    const deadline =
+      timeoutMs > 0 ? deadlines.add(timeoutMs, () => this.scope.cancel({ type: "stopped", value: "timeout" })) : null;
+    let action: StepAction;
+    try {
+      action = await body();
+    } catch (error) {
+      deadline?.cancel();
+      if (error instanceof TerminateRun && error.termination.type === "suspended") await this.endStep(step, "suspended");
+      throw error;
+    }
+    deadline?.cancel();
+    await this.endStep(step, action.type);
+    if (action.type === "final") return action;
+    this.checkpointBoundary();
+    this.checkStopConditions(step);
+    return action;
+  }
+
+  private async endStep(step: number, action: string): Promise<void> {
+    const hooks = this.agent.hooks;
+    if (hooks.stepEnd.length > 0) await hooks.run("stepEnd", this.hookContext("stepEnd"));
+    this.log.emit("step.finished", { step, action });
+  }
+
+  /** Stop conditions (LC-5) and budgets at StepEnd; the run goes on only if none fires. */
+  private checkStopConditions(step: number): void {
+    const conditions = this.agent.stopConditions;
+    if (conditions.signatureWindow > 0) {
+      this.signatures.push(stepSignature(this.lastText, this.stepCalls));
+      if (this.signatures.length > conditions.signatureWindow) this.signatures.shift();
+    }
+    const usage = this.ctx.usage;
+    const decision = conditions.evaluate({
+      steps: step,
+      elapsedMs: Date.now() - this.startedAt,
+      totalTokens: usage.totalTokens,
+      consecutiveErrors: this.consecutiveErrors,
+      lastText: this.lastText,
+      requestedTools: this.requestedTools,
+      recentSignatures: this.signatures,
+    });
+    if (decision !== null) throw new TerminateRun({ type: "stopped", value: decision.type });
+    if (step >= this.limits.maxSteps) throw new TerminateRun({ type: "stopped", value: "max_steps" });
+    this.checkBudgets();
+  }
+
+  /** Token and cost budgets (RT-7); crossing one ends the run `budget_exhausted`. */
+  checkBudgets(projectedInputTokens = 0): void {
+    const usage = this.ctx.usage;
+    const { maxTotalTokens, maxCostUsd } = this.limits;
+    if (maxTotalTokens !== undefined && usage.totalTokens + projectedInputTokens > maxTotalTokens) {
+      throw this.budgetExhausted("token_budget", usage.totalTokens, maxTotalTokens, "tokens");
+    }
+    if (maxCostUsd !== undefined) {
+      if (usage.costUsd === null) {
+        if (!this.costSkipped) {
+          this.costSkipped = true;
+          this.log.emit("budget.cost_skipped", { limit: maxCostUsd, reason: "cost_unavailable" });
+        }
+      } else {
+        const projected = usage.costUsd + (projectedInputTokens / 1_000_000) * (this.agent.pricing.input ?? 0);
+        if (projected > maxCostUsd) throw this.budgetExhausted("cost_budget", usage.costUsd, maxCostUsd, "USD");
+      }
+    }
+  }
+
+  private budgetExhausted(kind: string, current: number, limit: number, unit: string): TerminateRun {
+    const error = new BudgetExhausted(`The run's ${kind.replace("_", " ")} is exhausted: ${round(current)} of ${limit} ${unit}`, {
+      kind,
+      current,
+      limit,
+      hint: `Raise the limit in the run's budget, or give the agent a smaller task`,
+      context: { agentId: this.ctx.agentId, sessionId: this.ctx.sessionId, runId: this.ctx.runId, step: this.step },
+    });
+    return new TerminateRun({ type: "stopped", value: kind }, error);
+  }
+
+  async callLlm(overrides: Partial<ModelRequest> = {}): Promise<ModelResponse> {
+    this.checkpointBoundary();
+    const agent = this.agent;
+    const request = new ModelCallRequest(overrides.messages ?? this.ctx.transcript, overrides.options ?? agent.modelOptions, this.scope);
+    const system = overrides.system ?? this.systemPrompt();
+    if (system !== undefined) request.system = system;
+    const tools = overrides.tools ?? (agent.toolSpecs.length > 0 ? agent.toolSpecs : undefined);
+    if (tools !== undefined) request.tools = tools;
+    if (overrides.toolChoice !== undefined) request.toolChoice = overrides.toolChoice;
+    if (overrides.outputSchema !== undefined) request.outputSchema = overrides.outputSchema;
+    const clientKwargs = this.request.clientKwargs;
+    if (clientKwargs !== undefined) request.clientKwargs = clientKwargs;
+    const hooks = agent.hooks;
+    if (hooks.beforeInference.length > 0) {
+      const context = this.hookContext("beforeInference");
+      context.request = request;
+      await hooks.run("beforeInference", context);
+      this.checkpointBoundary();
+    }
+    if (this.limits.maxCostUsd !== undefined || this.limits.maxTotalTokens !== undefined) {
+      this.checkBudgets(this.projectInputTokens(request));
+    }
+    this.log.emit("llm.called", { model: agent.model.modelId, hasTools: (request.tools?.length ?? 0) > 0 });
+    let response: ModelResponse;
+    try {
+      response = await readModelStream(agent.model.stream(request), this, this.scope, agent.model.modelId);
+    } catch (error) {
+      if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
+      this.consecutiveErrors++;
+      this.log.emit("llm.failed", { model: agent.model.modelId, error: (error as Error).message, errorDetails: undefined });
+      throw error;
+    }
+    this.checkpointBoundary();
+    const usage = this.ctx.usage;
+    accumulateUsage(usage, response.usage, response.usage ? computeCost(response.usage, agent.pricing) : undefined);
+    this.lastText = response.text;
+    if (hooks.afterInference.length > 0) {
+      const context = this.hookContext("afterInference");
+      context.request = request;
+      context.response = response;
+      await hooks.run("afterInference", context);
+    }
+    this.requestedTools = response.toolCalls.length > 0 ? response.toolCalls.map((call) => call.name) : EMPTY;
+    this.stepCalls = response.toolCalls;
+    this.log.emit("llm.finished", { model: response.model, usage: response.usage, stopReason: response.stopReason });
+    if (this.limits.maxCostUsd !== undefined || this.limits.maxTotalTokens !== undefined) this.checkBudgets();
+    return response;
+  }
+
+  /** `llm.delta` for every text delta. */
+  onTextDelta(text: string): void {
+    this.log.emit("llm.delta", { text });
+  }
+
+  onReasoningDelta(text: string): void {
+    this.log.emit("llm.reasoning", { text });
+  }
+
+  async callTools(calls: ToolCall[]): Promise<ToolCallOutcome[]> {
+    const states = await executeToolStage(this, calls, { appendResults: true });
+    return states.map(toOutcome);
+  }
+
+  async callTool(toolId: string, params: Record<string, unknown>): Promise<unknown> {
+    const [state] = await executeToolStage(this, [{ id: `call_${this.ctx.runId}_${++toolCallCounter}`, name: toolId, arguments: params }], {
+      appendResults: false,
+    });
+    if (state!.status === "succeeded") return state!.result;
+    throw new Error(state!.error?.message ?? `Tool '${toolId}' failed`);
+  }
+
+  async callToolBatch(calls: readonly (readonly [string, Record<string, unknown>])[]): Promise<unknown[]> {
+    const batchId = `batch_${++toolCallCounter}`;
+    const toolCalls = calls.map(([name, params]) => ({ id: `call_${this.ctx.runId}_${++toolCallCounter}`, name, arguments: params }));
+    const startedAt = performance.now();
+    this.log.emit("tool.batch.started", {
+      batchId,
+      toolCallIds: toolCalls.map((call) => call.id),
+      concurrentCount: toolCalls.length,
+    });
+    const states = await executeToolStage(this, toolCalls, { appendResults: false });
+    const successes = states.filter((state) => state.status === "succeeded").length;
+    this.log.emit("tool.batch.completed", {
+      batchId,
+      successes,
+      failures: states.length - successes,
+      durationMs: performance.now() - startedAt,
+    });
+    return states.map((state) => (state.status === "succeeded" ? state.result : new Error(state.error?.message ?? "failed")));
+  }
+
+  toolCallContext(state: ToolCallState, tool: Tool, resumeInput: unknown): ToolCallContext {
+    return new ToolCallContext(
+      this.ctx,
+      state.id,
+      state.toolId,
+      tool,
+      state.params,
+      tool.executionSpec(),
+      this.scope,
+      this.emitToolDelta,
+      resumeInput,
+    );
+  }
+
+  private readonly emitToolDelta = (toolCallId: string, toolId: string, text: string): void => {
+    this.log.emit("tool.delta", { toolCallId, toolId, text });
+  };
+
+  /** Called by the tool stage after each step's calls: feeds the consecutive-errors condition. */
+  noteToolStep(states: readonly ToolCallState[]): void {
+    let failures = 0;
+    for (const state of states) if (state.status === "failed") failures++;
+    this.consecutiveErrors = states.length > 0 && failures === states.length ? this.consecutiveErrors + 1 : 0;
+  }
+
+  suspendWith(states: ToolCallState[]): void {
+    this.suspended = states;
+  }
+
+  emit(name: string, payload: Record<string, unknown>): void {
+    this.log.emit(name, payload);
+  }
+
+  addArtifact(artifact: Partial<RunArtifact> & { name: string }): void {
+    const full: RunArtifact = {
+      name: artifact.name,
+      kind: artifact.kind ?? "generic",
+      payload: artifact.payload ?? null,
+      metadata: artifact.metadata ?? {},
+    };
+    this.ctx.artifacts.push(full);
+    this.log.emit("artifact", { name: full.name, kind: full.kind, payload: full.payload });
+  }
+
+  systemPrompt(): string | undefined {
+    const base = this.agent.instructions;
+    const fragments = this.ctx.systemPromptFragments;
+    if (fragments.length === 0) return base;
+    return [base, ...fragments].filter((part) => part !== undefined && part !== "").join("\n\n");
+  }
+
+  appendMessage(message: Message): void {
+    this.ctx.transcript.push(message);
+  }
+
+  private projectInputTokens(request: ModelRequest): number {
+    if (this.limits.maxCostUsd === undefined) return 0;
+    const count = this.agent.model.countTokens;
+    if (!count) return 0;
+    let total = 0;
+    for (const message of request.messages) {
+      total += count.call(this.agent.model, typeof message.content === "string" ? message.content : JSON.stringify(message.content));
+    }
+    return total;
+  }
+}
+
+let toolCallCounter = 0;
+const EMPTY: readonly string[] = Object.freeze([]);
+const EMPTY_CALLS: readonly ToolCall[] = Object.freeze([]);
+
+function toOutcome(state: ToolCallState): ToolCallOutcome {
+  const outcome: ToolCallOutcome = {
+    toolCallId: state.id,
+    toolId: state.toolId,
+    status: state.status === "succeeded" || state.status === "cancelled" || state.status === "suspended" ? state.status : "failed",
+  };
+  if (state.result !== undefined) outcome.result = state.result;
+  if (state.error !== undefined) outcome.error = state.error;
+  return outcome;
+}
+
+function round(value: number): number {
+  return Math.round(value * 1e6) / 1e6;
+}

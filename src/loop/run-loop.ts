@@ -1,0 +1,263 @@
+import { ERROR_CODES } from "../errors/error-codes.js";
+import { KeelError, toErrorDetails } from "../errors/keel-error.js";
+import { getLogger } from "../logging/logger.js";
+import type { RunEventLog } from "../events/run-event-log.js";
+import type { ResolvedAgent } from "../runtime/resolved-agent.js";
+import {
+  createRunUsage,
+  type RunRequest,
+  type RunResult,
+  type SuspendedToolCall,
+  type TerminationReason,
+} from "../runtime/run-types.js";
+import type { SessionManager } from "../sessions/session-manager.js";
+import { toJsonSchema } from "../schema/to-json-schema.js";
+import { deadlines } from "../util/deadline-queue.js";
+import { CancelScope } from "./cancel-scope.js";
+import { createRunContext } from "./create-run-context.js";
+import { executeWithValidation } from "./execute-with-validation.js";
+import type { RunContext } from "./run-context.js";
+import { RunDriver } from "./run-driver.js";
+import { TerminateRun } from "./run-signals.js";
+import { stopReasonOf } from "./termination.js";
+
+export interface RunLoopInput {
+  agent: ResolvedAgent;
+  /** With `runId` and `sessionId` filled in. */
+  request: RunRequest & { runId: string; sessionId: string };
+  log: RunEventLog;
+  scope: CancelScope;
+  sessionManager: SessionManager;
+  sessionState: Record<string, unknown>;
+}
+
+export interface RunLoopOutcome {
+  result: RunResult;
+  context: RunContext;
+  /** Transcript messages the run added (to persist in the session). */
+  newMessages: RunContext["transcript"];
+}
+
+/**
+ * One run, start to finish: RunStart, context and memory, the pattern's steps with structured-output retries,
+ * then RunEnd and `run.finished` — on every exit, errors and cancellation included. Never throws for anything
+ * a run can end with; the termination becomes the result's stop reason.
+ */
+export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
+  const { agent, request, log, scope } = input;
+  const usage = createRunUsage();
+  const ctx = createRunContext({
+    agentId: agent.id,
+    sessionId: request.sessionId,
+    runId: request.runId,
+    request,
+    state: input.sessionState,
+    tools: agent.tools,
+    model: agent.model,
+    modelOptions: agent.modelOptions,
+    eventBus: log.bus,
+    toolExecutor: agent.toolExecutor,
+    usage,
+  });
+  const budget = request.budget ?? {};
+  const driver = new RunDriver(agent, ctx, log, scope, {
+    maxSteps: Math.min(budget.maxSteps ?? agent.limits.maxSteps, agent.limits.maxSteps),
+    maxToolCalls: budget.maxToolCalls,
+    maxTotalTokens: budget.maxTotalTokens,
+    maxCostUsd: budget.maxCostUsd,
+    stepTimeoutMs: agent.limits.stepTimeoutMs,
+  });
+  const durationDeadline =
+    budget.maxDurationMs !== undefined
+      ? deadlines.add(budget.maxDurationMs, () => scope.cancel({ type: "stopped", value: "timeout" }))
+      : null;
+  log.emit("run.started", { resumed: false });
+  let output: unknown = null;
+  let termination: TerminationReason;
+  let error: KeelError | undefined;
+  let firstNewMessage = 0;
+  try {
+    if (agent.hooks.runStart.length > 0) await agent.hooks.run("runStart", driver.hookContext("runStart"));
+    driver.checkpointBoundary();
+    firstNewMessage = await prepareContext(input, ctx, driver);
+    const pattern = agent.createPattern();
+    await pattern.setup(ctx, driver);
+    output = await executeWithValidation(pattern, driver, request.outputType, budget.maxValidationRetries ?? 3);
+    driver.checkpointBoundary();
+    termination = { type: "natural_end" };
+    ctx.scratch.finalOutput = output;
+    await writeBackMemory(agent, ctx, log);
+  } catch (thrown) {
+    if (thrown instanceof TerminateRun) {
+      termination = thrown.termination;
+      error = thrown.error ?? terminationError(thrown.termination, driver);
+      if (stopReasonOf(termination) === "completed") {
+        output = lastAssistantText(ctx);
+        error = undefined;
+      }
+    } else {
+      error = asKeelError(thrown);
+      termination = { type: "error", value: error.message };
+    }
+  } finally {
+    durationDeadline?.cancel();
+  }
+  if (error !== undefined && (error.context.runId === undefined || error.context.agentId === undefined)) {
+    error.context = { agentId: agent.id, sessionId: request.sessionId, runId: request.runId, step: driver.step, ...error.context };
+  }
+  const stopReason = stopReasonOf(termination);
+  const result: RunResult = {
+    runId: request.runId,
+    finalOutput: stopReason === "completed" ? output : null,
+    stopReason,
+    termination,
+    pendingToolCalls: termination.type === "suspended" ? driver.suspended.map(toSuspendedCall) : [],
+    usage,
+    artifacts: ctx.artifacts,
+    metadata: { agentId: agent.id, sessionId: request.sessionId, steps: driver.step },
+  };
+  if (error !== undefined) {
+    result.error = error.message;
+    result.errorDetails = toErrorDetails(error);
+    result.exception = error;
+  }
+  if (agent.hooks.runEnd.length > 0) {
+    const context = driver.hookContext("runEnd");
+    (context as { result?: RunResult }).result = result;
+    try {
+      await agent.hooks.run("runEnd", context);
+    } catch (hookError) {
+      getLogger().error(`runEnd hook failed: ${(hookError as Error).message}`, { runId: request.runId });
+    }
+  }
+  if (stopReason === "failed") log.emit("run.failed", { error: result.error, errorDetails: result.errorDetails });
+  if (stopReason === "cancelled") log.emit("run.cancelled", { reason: termination.type === "cancelled" ? termination.value : undefined });
+  log.emit("run.finished", { result });
+  return { result, context: ctx, newMessages: ctx.transcript.slice(firstNewMessage) };
+}
+
+/** Context assembly, the user's message, memory injection. Returns where the run's own messages start. */
+async function prepareContext(input: RunLoopInput, ctx: RunContext, driver: RunDriver): Promise<number> {
+  const { agent, request, log } = input;
+  const startedAt = performance.now();
+  const assembled = await agent.contextAssembler.assemble({
+    request,
+    sessionId: request.sessionId,
+    sessionState: input.sessionState,
+    sessionManager: input.sessionManager,
+    countTokens: (text) => agent.model.countTokens?.(text) ?? Math.ceil(text.length / 4),
+  });
+  const transcript = ctx.transcript;
+  for (const message of assembled.transcript) transcript.push(message);
+  (ctx as { sessionArtifacts: unknown }).sessionArtifacts = assembled.sessionArtifacts;
+  (ctx as { assemblyMetadata: unknown }).assemblyMetadata = assembled.metadata;
+  log.emit("context.assemble.completed", {
+    transcriptSize: transcript.length,
+    artifactCount: assembled.sessionArtifacts.length,
+    durationMs: performance.now() - startedAt,
+  });
+  const firstNewMessage = transcript.length;
+  transcript.push({ role: "user", content: request.inputText });
+  try {
+    await agent.memory.inject(ctx);
+    log.emit("memory.inject.completed", { viewSize: Object.keys(ctx.memoryView).length });
+  } catch (error) {
+    log.emit("memory.inject_failed", { error: (error as Error).message });
+    if (agent.memoryOnError === "fail") throw error;
+  }
+  driver.checkpointBoundary();
+  if (request.outputType !== undefined) {
+    try {
+      ctx.scratch.outputSchema = toJsonSchema(request.outputType, "output");
+    } catch {
+      // A schema that cannot describe itself is still validated; the provider just gets no native schema.
+    }
+  }
+  return firstNewMessage;
+}
+
+async function writeBackMemory(agent: ResolvedAgent, ctx: RunContext, log: RunEventLog): Promise<void> {
+  try {
+    await agent.memory.writeback(ctx);
+    log.emit("memory.writeback.completed", {});
+  } catch (error) {
+    log.emit("memory.writeback_failed", { error: (error as Error).message });
+    if (agent.memoryOnError === "fail") throw error;
+  }
+}
+
+function lastAssistantText(ctx: RunContext): string {
+  const transcript = ctx.transcript;
+  for (let index = transcript.length - 1; index >= 0; index--) {
+    const message = transcript[index]!;
+    if (message.role === "assistant") return message.content;
+  }
+  return "";
+}
+
+function toSuspendedCall(state: RunDriver["suspended"][number]): SuspendedToolCall {
+  const call: SuspendedToolCall = {
+    toolCallId: state.id,
+    toolId: state.toolId,
+    params: state.params,
+    resumeMode: state.suspension?.resumeMode ?? "replay_tool_call",
+  };
+  if (state.suspension?.reason !== undefined) call.reason = state.suspension.reason;
+  if (state.suspension?.responseSchema !== undefined) call.responseSchema = state.suspension.responseSchema;
+  return call;
+}
+
+/** A clear error for terminations that are not failures of their own (limits, cancellation, blocks). */
+function terminationError(termination: TerminationReason, driver: RunDriver): KeelError | undefined {
+  const step = driver.step;
+  switch (termination.type) {
+    case "natural_end":
+    case "behavior_requested":
+    case "suspended":
+      return undefined;
+    case "cancelled":
+      return new KeelError(`The run was cancelled${termination.value ? `: ${termination.value}` : ""}`, {
+        code: ERROR_CODES.RUN_CANCELLED,
+      });
+    case "blocked":
+      return new KeelError(`A tool call was blocked: ${termination.value}`, {
+        code: ERROR_CODES.RUN_BLOCKED,
+        hint: "A ToolGate hook blocked the call; see the tool.failed event for which one",
+      });
+    case "error":
+      return new KeelError(termination.value, { code: ERROR_CODES.UNKNOWN });
+    case "stopped":
+      return stoppedError(termination.value, driver, step);
+  }
+}
+
+function stoppedError(condition: string, driver: RunDriver, step: number): KeelError {
+  switch (condition) {
+    case "max_steps":
+      return new KeelError(`The run reached its step limit (${driver.limits.maxSteps}) before a final answer`, {
+        code: ERROR_CODES.MAX_STEPS,
+        hint: "Raise runtime.max_steps in the agent's config or budget.maxSteps in the request",
+      });
+    case "max_tool_calls":
+      return new KeelError(`The run reached its tool call limit (${driver.request.budget?.maxToolCalls})`, {
+        code: ERROR_CODES.MAX_STEPS,
+        hint: "Raise budget.maxToolCalls in the request",
+      });
+    case "timeout":
+      return new KeelError(`The run ran out of time at step ${step}`, {
+        code: ERROR_CODES.RUN_TIMEOUT,
+        hint: "Raise runtime.step_timeout_ms, budget.maxDurationMs or the timeout stop condition",
+      });
+    default:
+      return new KeelError(`Stop condition ${condition} ended the run at step ${step}`, {
+        code: `run.stopped.${condition}`,
+        hint: `See the agent's stop_conditions (${condition})`,
+      });
+  }
+}
+
+function asKeelError(error: unknown): KeelError {
+  if (KeelError.isInstance(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new KeelError(message, { code: ERROR_CODES.PATTERN, cause: error });
+}

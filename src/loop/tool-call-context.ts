@@ -1,0 +1,148 @@
+import type { EventBus } from "../events/runtime-event.js";
+import type { LanguageModel, ModelCallOptions } from "../models/language-model.js";
+import type { Message } from "../models/message.js";
+import type { RunArtifact, RunRequest, RunUsage } from "../runtime/run-types.js";
+import type { SessionArtifact } from "../sessions/session-manager.js";
+import type { Tool, ToolContext, ToolExecutionSpec } from "../tools/tool.js";
+import type { ToolExecutionRequest, ToolExecutor } from "../tools/tool-executor.js";
+import type { CancelScope } from "./cancel-scope.js";
+import type { RunContext, ToolResultRecord } from "./run-context.js";
+
+/** Emits a `tool.delta` for a call. */
+export type DeltaSink = (toolCallId: string, toolId: string, text: string) => void;
+
+/**
+ * The context of one tool call: the run's context (read through, never copied) plus the call. Its own
+ * AbortSignal is made only if the tool reads `signal`, and follows the run's cancellation.
+ */
+export class ToolCallContext implements ToolContext, ToolExecutionRequest {
+  private controller: AbortController | null = null;
+  private unlink: (() => void) | null = null;
+  readonly metadata: Record<string, unknown> = {};
+
+  constructor(
+    readonly run: RunContext,
+    readonly toolCallId: string,
+    readonly toolId: string,
+    readonly tool: Tool,
+    public params: Record<string, unknown>,
+    readonly executionSpec: ToolExecutionSpec,
+    private readonly scope: CancelScope,
+    private readonly deltaSink: DeltaSink,
+    readonly resumeInput: unknown = undefined,
+  ) {}
+
+  // ── ToolExecutionRequest ──
+  get context(): ToolContext {
+    return this;
+  }
+  get cancelled(): boolean {
+    return this.scope.cancelled || this.controller?.signal.aborted === true;
+  }
+  onCancel(callback: (reason: unknown) => void): () => void {
+    return this.scope.onCancel(callback);
+  }
+  get signal(): AbortSignal {
+    if (this.controller === null) {
+      const controller = new AbortController();
+      this.controller = controller;
+      this.unlink = this.scope.onCancel((reason) => controller.abort(reason));
+    }
+    return this.controller.signal;
+  }
+  abort(reason: unknown): void {
+    this.controller?.abort(reason);
+  }
+  /** Drop the link to the run's cancellation once the call is over. */
+  release(): void {
+    this.unlink?.();
+    this.unlink = null;
+  }
+
+  // ── ToolContext ──
+  get arguments(): Record<string, unknown> {
+    return this.params;
+  }
+  get kwargs(): Record<string, unknown> {
+    return this.run.runRequest.functionInvocationKwargs ?? EMPTY;
+  }
+  get session(): { id: string; state: Record<string, unknown> } {
+    return { id: this.run.sessionId, state: this.run.state };
+  }
+  emitDelta(text: string): void {
+    this.deltaSink(this.toolCallId, this.toolId, text);
+  }
+
+  // ── RunContext, read through ──
+  get agentId(): string {
+    return this.run.agentId;
+  }
+  get sessionId(): string {
+    return this.run.sessionId;
+  }
+  get runId(): string {
+    return this.run.runId;
+  }
+  get inputText(): string {
+    return this.run.inputText;
+  }
+  get deps(): unknown {
+    return this.run.deps;
+  }
+  get state(): Record<string, unknown> {
+    return this.run.state;
+  }
+  set state(value: Record<string, unknown>) {
+    this.run.state = value;
+  }
+  get tools(): Readonly<Record<string, Tool>> {
+    return this.run.tools;
+  }
+  get llmClient(): LanguageModel {
+    return this.run.llmClient;
+  }
+  get llmOptions(): ModelCallOptions {
+    return this.run.llmOptions;
+  }
+  get eventBus(): EventBus {
+    return this.run.eventBus;
+  }
+  get memoryView(): Record<string, unknown> {
+    return this.run.memoryView;
+  }
+  set memoryView(value: Record<string, unknown>) {
+    this.run.memoryView = value;
+  }
+  get toolResults(): ToolResultRecord[] {
+    return this.run.toolResults;
+  }
+  get scratch(): Record<string, unknown> {
+    return this.run.scratch;
+  }
+  get systemPromptFragments(): string[] {
+    return this.run.systemPromptFragments;
+  }
+  get transcript(): Message[] {
+    return this.run.transcript;
+  }
+  get sessionArtifacts(): SessionArtifact[] {
+    return this.run.sessionArtifacts;
+  }
+  get assemblyMetadata(): Record<string, unknown> {
+    return this.run.assemblyMetadata;
+  }
+  get runRequest(): RunRequest {
+    return this.run.runRequest;
+  }
+  get toolExecutor(): ToolExecutor {
+    return this.run.toolExecutor;
+  }
+  get usage(): RunUsage {
+    return this.run.usage;
+  }
+  get artifacts(): RunArtifact[] {
+    return this.run.artifacts;
+  }
+}
+
+const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;

@@ -1,0 +1,282 @@
+import { nearMatch } from "../config/near-match.js";
+import { ERROR_CODES } from "../errors/error-codes.js";
+import type { ToolCall } from "../models/message.js";
+import type { ResumeMode } from "../runtime/run-types.js";
+import { formatToolError, formatToolResult } from "../tools/format-tool-result.js";
+import { asToolError } from "../tools/executors/safe-tool-executor.js";
+import { isSuspendToolCall } from "../tools/suspend-tool-call.js";
+import type { Tool } from "../tools/tool.js";
+import { isBatchToolExecutor, isPolicyToolExecutor, type ToolExecutionResult } from "../tools/tool-executor.js";
+import type { ToolCallState, ToolGateDecision } from "./hook.js";
+import type { RunDriver } from "./run-driver.js";
+import { transitionToolCall } from "./run-status.js";
+import { TerminateRun } from "./run-signals.js";
+import { ToolCallContext } from "./tool-call-context.js";
+
+export const INTERRUPTED = "[Tool execution was interrupted]";
+
+interface StagedCall {
+  state: ToolCallState;
+  tool: Tool | undefined;
+  context: ToolCallContext | undefined;
+}
+
+export interface ToolStageOptions {
+  /** Append one tool-result message per call to the transcript (model-issued calls). */
+  appendResults: boolean;
+  /** Resume inputs by call id (replayed calls). */
+  resumeInputs?: ReadonlyMap<string, unknown>;
+}
+
+/**
+ * The three-stage tool execution of one step (LC-7): ToolGate serially per call, then BeforeToolExecute and
+ * execution — one call after another (sequential mode), or together through a batch executor (parallel mode)
+ * — then AfterToolExecute. Every call ends with exactly one result; a block, a limit, a cancellation or a
+ * suspension is thrown as `TerminateRun` after the results are recorded.
+ */
+export async function executeToolStage(
+  driver: RunDriver,
+  calls: readonly ToolCall[],
+  options: ToolStageOptions,
+): Promise<ToolCallState[]> {
+  const staged: StagedCall[] = [];
+  const allowed: StagedCall[] = [];
+  let blockedReason: string | null = null;
+  let limitReached = false;
+  const maxToolCalls = driver.limits.maxToolCalls;
+
+  // Stage 1: ToolGate, serially, in the order the model issued the calls.
+  for (const call of calls) {
+    const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status: "new" };
+    const entry: StagedCall = { state, tool: driver.agent.tools[call.name], context: undefined };
+    staged.push(entry);
+    if (blockedReason !== null || limitReached || driver.scope.cancelled) {
+      fail(driver, state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);
+      continue;
+    }
+    const refusal = await admit(driver, entry, call);
+    if (refusal) continue;
+    if (maxToolCalls !== undefined && driver.ctx.usage.toolCalls + allowed.length >= maxToolCalls) {
+      limitReached = true;
+      fail(driver, state, ERROR_CODES.MAX_STEPS, `Tool call limit (${maxToolCalls}) reached; the call was not run`);
+      continue;
+    }
+    const decision = await gate(driver, entry);
+    if (decision === "refused") continue;
+    switch (decision?.action) {
+      case undefined:
+      case "allow":
+        allowed.push(entry);
+        break;
+      case "suspend":
+        suspend(driver, state, decision.reason, decision.resumeMode ?? "replay_tool_call", decision.responseSchema);
+        break;
+      case "setResult":
+        succeed(driver, entry, decision.result, 0);
+        break;
+      case "block":
+        blockedReason = decision.reason;
+        fail(driver, state, ERROR_CODES.RUN_BLOCKED, `Blocked: ${decision.reason}`);
+        break;
+    }
+  }
+
+  // Stages 2 and 3: BeforeToolExecute, execute, AfterToolExecute.
+  if (allowed.length > 0) {
+    const executor = driver.agent.toolExecutor;
+    if (isBatchToolExecutor(executor) && allowed.length > 1 && blockedReason === null) {
+      for (const entry of allowed) await beforeExecute(driver, entry);
+      const started = allowed.map((entry) => start(driver, entry));
+      const results = await executor.executeBatch(allowed.map((entry) => entry.context!));
+      for (let index = 0; index < allowed.length; index++) {
+        await settle(driver, allowed[index]!, results[index]!, started[index]!);
+      }
+    } else {
+      let stop = blockedReason !== null;
+      for (const entry of allowed) {
+        if (stop || driver.scope.cancelled) {
+          fail(driver, entry.state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);
+          continue;
+        }
+        await beforeExecute(driver, entry);
+        const startedAt = start(driver, entry);
+        const result = await executor.execute(entry.context!);
+        await settle(driver, entry, result, startedAt);
+        if (entry.state.status === "suspended") stop = true;
+      }
+    }
+  }
+
+  const states = staged.map((entry) => entry.state);
+  if (options.appendResults) appendResults(driver, states);
+  driver.noteToolStep(states);
+  if (driver.scope.cancelled) throw new TerminateRun(driver.scope.termination!);
+  if (blockedReason !== null) throw new TerminateRun({ type: "blocked", value: blockedReason });
+  if (limitReached) throw new TerminateRun({ type: "stopped", value: "max_tool_calls" });
+  if (states.some((state) => state.status === "suspended")) {
+    driver.suspendWith(states.filter((state) => state.status === "suspended"));
+    throw new TerminateRun({ type: "suspended" });
+  }
+  return states;
+}
+
+/** The checks before the gate: a known tool, parseable and valid arguments. A refusal fails only the call. */
+async function admit(driver: RunDriver, entry: StagedCall, call: ToolCall): Promise<boolean> {
+  const { state, tool } = entry;
+  if (tool === undefined) {
+    const names = Object.keys(driver.agent.tools);
+    const suggestion = nearMatch(call.name, names);
+    const message =
+      `Tool '${call.name}' is not available.` +
+      (suggestion ? ` Did you mean '${suggestion}'?` : "") +
+      ` Available tools: ${names.join(", ") || "none"}`;
+    fail(driver, state, ERROR_CODES.TOOL_NOT_FOUND, message);
+    return true;
+  }
+  if (call.argumentsError !== undefined) {
+    fail(driver, state, ERROR_CODES.TOOL_VALIDATION, `Malformed arguments for tool '${call.name}': ${call.argumentsError}`);
+    return true;
+  }
+  if (tool.validateParams) {
+    const outcome = await tool.validateParams(state.params);
+    if (!outcome.ok) {
+      fail(driver, state, ERROR_CODES.TOOL_VALIDATION, `Invalid arguments for tool '${call.name}':\n${outcome.error}`);
+      return true;
+    }
+    state.params = outcome.value as Record<string, unknown>;
+  }
+  entry.context = driver.toolCallContext(state, tool, undefined);
+  return false;
+}
+
+/**
+ * Gate hooks first (the first non-allow wins), then approval, then the executor's policy. A policy denial is
+ * a refusal, not a block: it fails only this call and the run goes on ("refused").
+ */
+async function gate(driver: RunDriver, entry: StagedCall): Promise<ToolGateDecision | "refused" | undefined> {
+  const { state } = entry;
+  const tool = entry.tool!;
+  const context = entry.context!;
+  if (driver.agent.hooks.toolGate.length > 0) {
+    const decision = await driver.agent.hooks.gate(driver.hookContext("toolGate", state), state);
+    if (decision !== undefined) return decision;
+  }
+  const spec = context.executionSpec;
+  const needsApproval =
+    spec.approvalMode === "always" || (tool.requiresApproval !== undefined && (await tool.requiresApproval(state.params, context)));
+  if (needsApproval) return { action: "suspend", reason: `Tool '${state.toolId}' requires approval`, resumeMode: "replay_tool_call" };
+  const executor = driver.agent.toolExecutor;
+  if (isPolicyToolExecutor(executor)) {
+    const policy = await executor.evaluatePolicy(context);
+    if (!policy.allowed) {
+      fail(driver, state, ERROR_CODES.PERMISSION_DENIED, `Policy denied tool '${state.toolId}': ${policy.reason}`);
+      return "refused";
+    }
+  }
+  return undefined;
+}
+
+async function beforeExecute(driver: RunDriver, entry: StagedCall): Promise<void> {
+  if (driver.agent.hooks.beforeToolExecute.length > 0) {
+    await driver.agent.hooks.run("beforeToolExecute", driver.hookContext("beforeToolExecute", entry.state));
+  }
+  await entry.tool!.beforeInvoke?.(entry.state.params, entry.context!);
+}
+
+function start(driver: RunDriver, entry: StagedCall): number {
+  const { state } = entry;
+  state.status = transitionToolCall(state.status, "running");
+  entry.context!.params = state.params;
+  driver.log.emit("tool.started", { toolCallId: state.id, toolId: state.toolId, params: state.params });
+  return performance.now();
+}
+
+async function settle(driver: RunDriver, entry: StagedCall, result: ToolExecutionResult, startedAt: number): Promise<void> {
+  const { state } = entry;
+  const tool = entry.tool!;
+  const context = entry.context!;
+  context.release();
+  const durationMs = performance.now() - startedAt;
+  if (tool.afterInvoke) {
+    try {
+      await tool.afterInvoke(state.params, context, result.data, result.success ? undefined : result.exception);
+    } catch {
+      // afterInvoke is advisory; its failure never changes the call's outcome.
+    }
+  }
+  if (!result.success && isSuspendToolCall(result.exception)) {
+    const suspension = result.exception;
+    suspend(driver, state, suspension.reason, suspension.resumeMode, suspension.responseSchema);
+  } else if (result.success) {
+    succeed(driver, entry, result.data, durationMs);
+  } else {
+    const exception = asToolError(result.exception ?? new Error(result.error ?? "tool failed"), state.toolId);
+    const recovered = tool.fallback && exception.code !== ERROR_CODES.TOOL_CANCELLED
+      ? await tool.fallback(exception, state.params, context)
+      : undefined;
+    if (recovered !== undefined) succeed(driver, entry, recovered, durationMs);
+    else if (result.metadata.cancelled === true) fail(driver, state, ERROR_CODES.TOOL_CANCELLED, exception.message, durationMs, "cancelled");
+    else fail(driver, state, exception.code, exception.message, durationMs);
+  }
+  if (driver.agent.hooks.afterToolExecute.length > 0) {
+    await driver.agent.hooks.run("afterToolExecute", driver.hookContext("afterToolExecute", state));
+  }
+}
+
+function succeed(driver: RunDriver, entry: StagedCall, data: unknown, durationMs: number): void {
+  const { state } = entry;
+  state.status = transitionToolCall(state.status, "succeeded");
+  state.result = data;
+  driver.ctx.usage.toolCalls++;
+  driver.ctx.toolResults.push({ toolCallId: state.id, toolId: state.toolId, result: data, success: true });
+  driver.log.emit("tool.completed", { toolCallId: state.id, toolId: state.toolId, result: data, durationMs });
+}
+
+function fail(
+  driver: RunDriver,
+  state: ToolCallState,
+  code: string,
+  message: string,
+  durationMs?: number,
+  status: "failed" | "cancelled" = "failed",
+): void {
+  state.status = transitionToolCall(state.status, status);
+  state.error = { code, message };
+  const payload: Record<string, unknown> = { toolCallId: state.id, toolId: state.toolId, error: message, code };
+  if (durationMs !== undefined) payload.durationMs = durationMs;
+  driver.log.emit("tool.failed", payload);
+}
+
+function suspend(
+  driver: RunDriver,
+  state: ToolCallState,
+  reason: string | undefined,
+  resumeMode: ResumeMode,
+  responseSchema: Record<string, unknown> | undefined,
+): void {
+  state.status = transitionToolCall(state.status, "suspended");
+  state.suspension = { resumeMode };
+  if (reason !== undefined) state.suspension.reason = reason;
+  if (responseSchema !== undefined) state.suspension.responseSchema = responseSchema;
+  const payload: Record<string, unknown> = { toolCallId: state.id, toolId: state.toolId, params: state.params, resumeMode };
+  if (reason !== undefined) payload.reason = reason;
+  driver.log.emit("tool.suspended", payload);
+}
+
+/** One tool-result message per finished call, in the order the model issued them. */
+function appendResults(driver: RunDriver, states: readonly ToolCallState[]): void {
+  for (const state of states) {
+    if (state.status === "suspended") continue;
+    const failed = state.status !== "succeeded";
+    const content = failed
+      ? state.error?.message === INTERRUPTED
+        ? INTERRUPTED
+        : formatToolError(state.error?.code ?? ERROR_CODES.TOOL_ERROR, state.error?.message ?? "failed")
+      : formatToolResult(state.result);
+    driver.appendMessage(
+      failed
+        ? { role: "tool", toolCallId: state.id, toolName: state.toolId, content, isError: true }
+        : { role: "tool", toolCallId: state.id, toolName: state.toolId, content },
+    );
+  }
+}

@@ -1,0 +1,127 @@
+import { LLMResponseError } from "../../../errors/error-classes.js";
+import {
+  approximateTokens,
+  type LanguageModel,
+  MODEL_SPECIFICATION_VERSION,
+  type ModelRequest,
+  type ModelStreamPart,
+} from "../../language-model.js";
+import { parseScript, type ScriptedTurn, type ScriptStep, scriptedError } from "./scripted-turn.js";
+
+export interface ScriptedModelOptions {
+  modelId?: string;
+  /** After the last turn: fail (default) or keep answering with the last turn. */
+  whenExhausted?: "error" | "repeat-last";
+}
+
+/**
+ * A deterministic model that answers with the turns it was given, one per call: text, streamed deltas, tool
+ * calls, usage, errors and delays. Keel's own tests use it; so can yours (`keel/testing`).
+ *
+ * @example
+ * const model = scriptedModel([
+ *   { toolCalls: [{ name: "add", arguments: { a: 2, b: 40 } }] },
+ *   { text: "The answer is 42." },
+ * ]);
+ */
+export class ScriptedModel implements LanguageModel {
+  readonly specificationVersion = MODEL_SPECIFICATION_VERSION;
+  readonly provider = "mock";
+  readonly modelId: string;
+  /** Every request the model received, in order (for assertions). */
+  readonly requests: ModelRequest[] = [];
+  private readonly steps: ScriptStep[];
+  private readonly whenExhausted: "error" | "repeat-last";
+  private calls = 0;
+
+  constructor(script: readonly unknown[], options: ScriptedModelOptions = {}) {
+    this.steps = parseScript(script);
+    this.modelId = options.modelId ?? "mock-scripted";
+    this.whenExhausted = options.whenExhausted ?? "error";
+  }
+
+  /** How many calls the model has answered. */
+  get callCount(): number {
+    return this.calls;
+  }
+
+  stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
+    this.requests.push(request);
+    const index = this.calls++;
+    let step = this.steps[index];
+    if (step === undefined && this.whenExhausted === "repeat-last") step = this.steps[this.steps.length - 1];
+    if (step === undefined) {
+      const error = new LLMResponseError(`The scripted model has no turn ${index + 1} (its script has ${this.steps.length})`, {
+        hint: "Add a turn to the script, or pass { whenExhausted: 'repeat-last' }",
+      });
+      return single({ type: "error", error, errorType: "response" });
+    }
+    const turn = typeof step === "function" ? step(request, index) : step;
+    return streamTurn(turn, this.modelId, request, index);
+  }
+
+  countTokens(text: string): number {
+    return approximateTokens(text);
+  }
+}
+
+/** Build a scripted model. */
+export function scriptedModel(script: readonly (ScriptedTurn | ScriptStep)[], options?: ScriptedModelOptions): ScriptedModel {
+  return new ScriptedModel(script, options);
+}
+
+async function* single(part: ModelStreamPart): AsyncGenerator<ModelStreamPart> {
+  yield part;
+}
+
+async function* streamTurn(
+  turn: ScriptedTurn,
+  modelId: string,
+  request: ModelRequest,
+  index: number,
+): AsyncGenerator<ModelStreamPart> {
+  if (turn.delayMs) await delay(turn.delayMs, request.signal);
+  if (turn.error) {
+    const error = scriptedError(turn.error);
+    yield { type: "error", error, errorType: turn.error.type };
+    return;
+  }
+  if (turn.reasoning !== undefined) yield { type: "reasoning", reasoning: { type: "reasoning", text: turn.reasoning } };
+  if (turn.deltas) for (const text of turn.deltas) yield { type: "text-delta", text };
+  else if (turn.text) yield { type: "text-delta", text: turn.text };
+  const calls = turn.toolCalls;
+  if (calls) {
+    for (let position = 0; position < calls.length; position++) {
+      const call = calls[position]!;
+      yield {
+        type: "tool-call",
+        id: call.id ?? `call_${index + 1}_${position + 1}`,
+        name: call.name,
+        arguments: call.rawArguments ?? call.arguments ?? {},
+      };
+    }
+  }
+  const usage = turn.usage;
+  if (usage) {
+    yield {
+      type: "usage",
+      usage: { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0, ...usage },
+    };
+  }
+  yield { type: "finish", stopReason: calls && calls.length > 0 ? "tool_use" : "end_turn", model: modelId };
+}
+
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

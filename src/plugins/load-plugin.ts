@@ -1,0 +1,152 @@
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { nearMatch } from "../config/near-match.js";
+import { PluginLoadError } from "../errors/error-classes.js";
+import { KeelError } from "../errors/keel-error.js";
+import { parsePluginConfig } from "./plugin-config.js";
+import { getPlugin, listBuiltins, listPlugins, type PluginFactoryContext, type PluginKind } from "./plugin-registry.js";
+
+export interface PluginRefLike {
+  type?: string | null;
+  impl?: string | null;
+  config?: Record<string, unknown>;
+}
+
+export interface LoadPluginOptions {
+  /** Methods the loaded value must have, for a clear error instead of a crash later. */
+  requiredMethods?: readonly string[];
+  /** Where relative `impl` specifiers resolve (the config file's directory). */
+  baseDir?: string;
+  /** A name for messages, such as `agents[0].memory`. */
+  label?: string;
+}
+
+/** A config ref: a plain object naming a builtin `type` or an `impl`. Anything else is a ready instance. */
+export function isPluginRef(value: unknown): value is PluginRefLike {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  return "type" in value || "impl" in value;
+}
+
+/**
+ * Resolve a plugin ref (RT-3): a builtin or registered `type`, or `impl: "<module>#<export>"` (a class is
+ * constructed with the config, a function is called with it, an object is used as is). Ready instances pass
+ * through. Failures are a `PluginLoadError` saying what to fix.
+ */
+export async function loadPlugin<T = unknown>(kind: PluginKind, ref: unknown, options: LoadPluginOptions = {}): Promise<T> {
+  const baseDir = options.baseDir ?? process.cwd();
+  const label = options.label ?? kind;
+  const context: PluginFactoryContext = {
+    baseDir,
+    load: (nestedKind, nestedRef) => loadPlugin(nestedKind, nestedRef, { baseDir, label: `${label}.config` }),
+  };
+  let value: unknown;
+  if (!isPluginRef(ref)) {
+    value = ref;
+  } else if (ref.type) {
+    value = await createBuiltin(kind, ref.type, ref.config ?? {}, context, label);
+  } else if (ref.impl) {
+    value = await createFromModule(kind, ref.impl, ref.config ?? {}, context, label);
+  } else {
+    throw new PluginLoadError(`${label}: a plugin ref needs "type" or "impl"`, {
+      hint: `Name a builtin ({"type": "${listBuiltins(kind)[0] ?? "…"}"}) or a module ({"impl": "./my-plugin.js#MyPlugin"})`,
+    });
+  }
+  const missing = (options.requiredMethods ?? []).filter(
+    (method) => typeof (value as Record<string, unknown> | null)?.[method] !== "function",
+  );
+  if (missing.length > 0) {
+    throw new PluginLoadError(`${label}: the ${kind} plugin is missing method(s) ${missing.join(", ")}`, {
+      hint: `A ${kind} plugin must implement ${options.requiredMethods!.join(", ")}`,
+    });
+  }
+  return value as T;
+}
+
+async function createBuiltin(
+  kind: PluginKind,
+  type: string,
+  config: Record<string, unknown>,
+  context: PluginFactoryContext,
+  label: string,
+): Promise<unknown> {
+  const definition = getPlugin(kind, type);
+  if (!definition) {
+    const known = [...listBuiltins(kind), ...listPlugins(kind)];
+    const suggestion = nearMatch(type, known);
+    throw new PluginLoadError(`${label}: unknown ${kind} type "${type}"`, {
+      hint: `${suggestion ? `Did you mean "${suggestion}"? ` : ""}Available: ${known.join(", ") || "none"}`,
+    });
+  }
+  const parsed = definition.configSchema ? parsePluginConfig(definition.configSchema, config, { kind, type }) : config;
+  try {
+    return await definition.create(parsed as Record<string, unknown>, context);
+  } catch (error) {
+    if (KeelError.isInstance(error)) throw error;
+    throw new PluginLoadError(`${label}: ${kind} "${type}" failed to start: ${(error as Error).message}`, {
+      cause: error,
+      hint: "Check the plugin's config",
+    });
+  }
+}
+
+async function createFromModule(
+  kind: PluginKind,
+  impl: string,
+  config: Record<string, unknown>,
+  context: PluginFactoryContext,
+  label: string,
+): Promise<unknown> {
+  const hash = impl.lastIndexOf("#");
+  if (hash <= 0 || hash === impl.length - 1) {
+    throw new PluginLoadError(`${label}: impl "${impl}" must be "<module specifier>#<export>"`, {
+      hint: 'For example "./plugins/my-memory.js#MyMemory" or "some-package#createPlugin"',
+    });
+  }
+  const specifier = impl.slice(0, hash);
+  const exportName = impl.slice(hash + 1);
+  const resolved =
+    specifier.startsWith(".") || path.isAbsolute(specifier) ? pathToFileURL(path.resolve(context.baseDir, specifier)).href : specifier;
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(resolved)) as Record<string, unknown>;
+  } catch (error) {
+    const notFound = (error as { code?: string }).code === "ERR_MODULE_NOT_FOUND";
+    throw new PluginLoadError(`${label}: cannot import "${specifier}": ${(error as Error).message}`, {
+      cause: error,
+      hint: notFound
+        ? specifier.startsWith(".")
+          ? `No module at ${path.resolve(context.baseDir, specifier)}; paths resolve against the config file's directory`
+          : `Install it: npm install ${packageName(specifier)}`
+        : "The module failed while loading; run it directly to see the error",
+    });
+  }
+  if (!(exportName in module)) {
+    const exports = Object.keys(module);
+    const suggestion = nearMatch(exportName, exports);
+    throw new PluginLoadError(`${label}: "${specifier}" has no export "${exportName}"`, {
+      hint: `${suggestion ? `Did you mean "${suggestion}"? ` : ""}Its exports: ${exports.join(", ") || "none"}`,
+    });
+  }
+  const exported = module[exportName];
+  const schema = (exported as { configSchema?: unknown } | null)?.configSchema;
+  const parsed =
+    schema && typeof (schema as { safeParse?: unknown }).safeParse === "function"
+      ? parsePluginConfig(schema as Parameters<typeof parsePluginConfig>[0], config, { kind, type: impl })
+      : config;
+  if (typeof exported === "function") {
+    if (isClass(exported)) return new (exported as new (config: unknown) => unknown)(parsed);
+    return await (exported as (config: unknown, context: PluginFactoryContext) => unknown)(parsed, context);
+  }
+  return exported;
+}
+
+function isClass(value: unknown): boolean {
+  return typeof value === "function" && /^class[\s{]/.test(Function.prototype.toString.call(value));
+}
+
+function packageName(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
+}

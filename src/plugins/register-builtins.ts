@@ -1,0 +1,24 @@
+import { registerContextAssemblerBuiltins } from "../context/builtin-context-assemblers.js";
+import { registerEventBusBuiltins } from "../events/builtin-event-buses.js";
+import { registerMemoryBuiltins } from "../memory/builtin-memories.js";
+import { registerPatternBuiltins } from "../patterns/builtin-patterns.js";
+import { registerRuntimeBuiltins } from "../runtime/builtin-runtimes.js";
+import { registerSessionBuiltins } from "../sessions/builtin-session-managers.js";
+import { registerSkillsBuiltins } from "../skills/builtin-skills-managers.js";
+import { registerToolExecutorBuiltins } from "../tools/executors/builtin-tool-executors.js";
+
+let done = false;
+
+/** Register every builtin plugin once; the Runtime calls this before it loads a config. */
+export function registerBuiltins(): void {
+  if (done) return;
+  done = true;
+  registerEventBusBuiltins();
+  registerSessionBuiltins();
+  registerSkillsBuiltins();
+  registerMemoryBuiltins();
+  registerContextAssemblerBuiltins();
+  registerPatternBuiltins();
+  registerToolExecutorBuiltins();
+  registerRuntimeBuiltins();
+}

@@ -1,0 +1,149 @@
+import { createHash } from "node:crypto";
+import type { AgentDefinition } from "../config/app-config-schema.js";
+import type { ContextAssembler } from "../context/context-assembler.js";
+import { ConfigError } from "../errors/error-classes.js";
+import type { Hook } from "../loop/hook.js";
+import { PhaseHooks } from "../loop/phase-hooks.js";
+import { createStopConditions, type StopConditionSpec } from "../loop/stop-conditions.js";
+import type { Memory } from "../memory/memory.js";
+import { createModel } from "../models/create-model.js";
+import type { LanguageModel, ModelToolSpec } from "../models/language-model.js";
+import type { PatternFactory } from "../patterns/builtin-patterns.js";
+import type { Pattern } from "../patterns/pattern.js";
+import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
+import type { Tool } from "../tools/tool.js";
+import type { ToolExecutor } from "../tools/tool-executor.js";
+import type { ResolvedAgent } from "./resolved-agent.js";
+
+export interface LoadAgentOptions {
+  baseDir: string;
+  /** `runtime.config.tool_executor` / `context_assembler`: defaults for agents that name none. */
+  defaults?: { toolExecutor?: unknown; contextAssembler?: unknown };
+}
+
+const TOOL_METHODS = ["invoke", "schema", "executionSpec"] as const;
+
+/** Build everything a run needs of an agent from its definition, loading each plugin once. */
+export async function loadAgent(definition: AgentDefinition, options: LoadAgentOptions): Promise<ResolvedAgent> {
+  const { baseDir } = options;
+  const label = `agents[${definition.id}]`;
+  const { model, options: modelOptions, pricing } = createModel(definition.llm as Parameters<typeof createModel>[0]);
+  const tools: Record<string, Tool> = {};
+  for (const entry of definition.tools) {
+    if (isPluginRef(entry)) {
+      const ref = entry as { id: string; enabled?: boolean };
+      if (ref.enabled === false) continue;
+      const tool = await loadPlugin<Tool>("tool", entry, {
+        baseDir,
+        label: `${label}.tools[${ref.id}]`,
+        requiredMethods: ["invoke"],
+      });
+      tools[ref.id] = normalizeTool(tool, ref.id);
+    } else {
+      const tool = entry as Tool;
+      tools[tool.name] = normalizeTool(tool, tool.name);
+    }
+  }
+  const toolExecutor = await loadPlugin<ToolExecutor>(
+    "tool_executor",
+    definition.tool_executor ?? options.defaults?.toolExecutor ?? { type: "safe" },
+    { baseDir, label: `${label}.tool_executor`, requiredMethods: ["execute"] },
+  );
+  const memory = await loadPlugin<Memory>("memory", definition.memory, {
+    baseDir,
+    label: `${label}.memory`,
+    requiredMethods: ["inject", "writeback", "retrieve"],
+  });
+  const contextAssembler = await loadPlugin<ContextAssembler>(
+    "context_assembler",
+    definition.context_assembler ?? options.defaults?.contextAssembler ?? { type: "passthrough" },
+    { baseDir, label: `${label}.context_assembler`, requiredMethods: ["assemble"] },
+  );
+  const createPattern = await loadPatternFactory(definition.pattern, baseDir, `${label}.pattern`);
+  const hooks: Hook[] = [];
+  for (const [index, entry] of definition.hooks.entries()) {
+    hooks.push(await loadPlugin<Hook>("hook", entry, { baseDir, label: `${label}.hooks[${index}]` }));
+  }
+  const toolSpecs: ModelToolSpec[] = Object.entries(tools).map(([name, tool]) => ({
+    name,
+    description: tool.description,
+    inputSchema: tool.schema(),
+  }));
+  const patternName = (definition.pattern as { type?: string; impl?: string }).type ?? (definition.pattern as { impl?: string }).impl;
+  return {
+    id: definition.id,
+    name: definition.name,
+    instructions: definition.instructions,
+    model,
+    modelOptions,
+    pricing,
+    tools,
+    toolSpecs,
+    toolExecutor,
+    hooks: new PhaseHooks(hooks),
+    memory,
+    contextAssembler,
+    createPattern,
+    stopConditions: createStopConditions(definition.stop_conditions as StopConditionSpec[]),
+    limits: {
+      maxSteps: definition.runtime.max_steps,
+      stepTimeoutMs: definition.runtime.step_timeout_ms,
+      sessionQueueSize: definition.runtime.session_queue_size,
+      eventQueueSize: definition.runtime.event_queue_size,
+    },
+    memoryOnError: (definition.memory as { on_error?: "continue" | "fail" }).on_error ?? "continue",
+    fingerprint: fingerprint(model, patternName ?? "react", toolSpecs),
+  };
+}
+
+/** A tool keyed by its config id; a tool built outside Keel gets the defaults it lacks. */
+function normalizeTool(tool: Tool, id: string): Tool {
+  const missing = TOOL_METHODS.filter((method) => typeof tool[method] !== "function");
+  if (missing.includes("invoke")) {
+    throw new ConfigError(`Tool '${id}' has no invoke() method`, { hint: "Build tools with defineTool() or extend BaseTool" });
+  }
+  if (missing.length === 0) return tool;
+  const schema = tool.schema?.bind(tool) ?? (() => ({ type: "object", properties: {} }));
+  const executionSpec = tool.executionSpec?.bind(tool);
+  return Object.assign(Object.create(tool) as Tool, {
+    schema,
+    executionSpec:
+      executionSpec ??
+      (() => ({
+        concurrencySafe: false,
+        interruptBehavior: "cancel",
+        sideEffects: "unknown",
+        approvalMode: "inherit",
+        defaultTimeoutMs: null,
+        readsFiles: false,
+        writesFiles: false,
+        supportsStreaming: false,
+      })),
+  });
+}
+
+async function loadPatternFactory(ref: unknown, baseDir: string, label: string): Promise<() => Pattern> {
+  const loaded = await loadPlugin<PatternFactory | Pattern | (new () => Pattern)>("pattern", ref, { baseDir, label });
+  if (typeof loaded === "function") {
+    if (/^class[\s{]/.test(Function.prototype.toString.call(loaded))) {
+      const PatternClass = loaded as new () => Pattern;
+      return () => new PatternClass();
+    }
+    return loaded as PatternFactory;
+  }
+  if (typeof (loaded as Pattern).execute !== "function") {
+    throw new ConfigError(`${label}: a pattern needs setup() and execute()`, { hint: "Extend BasePattern and implement react()" });
+  }
+  // A pattern object is shared by the agent's runs: fine for stateless ones, so long as setup() rebinds it.
+  return () => loaded as Pattern;
+}
+
+/** Tools, pattern and model: what a checkpoint must match to be resumed by this agent. */
+function fingerprint(model: LanguageModel, pattern: string, tools: readonly ModelToolSpec[]): string {
+  const hash = createHash("sha256");
+  hash.update(`${model.provider}:${model.modelId}\n${pattern}\n`);
+  for (const tool of [...tools].sort((a, b) => a.name.localeCompare(b.name))) {
+    hash.update(`${tool.name}:${JSON.stringify(tool.inputSchema)}\n`);
+  }
+  return hash.digest("hex").slice(0, 16);
+}

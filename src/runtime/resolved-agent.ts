@@ -1,0 +1,37 @@
+import type { ContextAssembler } from "../context/context-assembler.js";
+import type { PhaseHooks } from "../loop/phase-hooks.js";
+import type { StopConditionEvaluator } from "../loop/stop-conditions.js";
+import type { Memory } from "../memory/memory.js";
+import type { LanguageModel, ModelCallOptions, ModelToolSpec } from "../models/language-model.js";
+import type { ModelPricing } from "../models/pricing.js";
+import type { Pattern } from "../patterns/pattern.js";
+import type { Tool } from "../tools/tool.js";
+import type { ToolExecutor } from "../tools/tool-executor.js";
+
+/** Everything a run needs of its agent, built once per agent and shared by its runs. */
+export interface ResolvedAgent {
+  readonly id: string;
+  readonly name: string;
+  readonly instructions: string | undefined;
+  readonly model: LanguageModel;
+  readonly modelOptions: ModelCallOptions;
+  readonly pricing: ModelPricing;
+  readonly tools: Readonly<Record<string, Tool>>;
+  /** The tools as the model sees them, computed once. */
+  readonly toolSpecs: readonly ModelToolSpec[];
+  readonly toolExecutor: ToolExecutor;
+  readonly hooks: PhaseHooks;
+  readonly memory: Memory;
+  readonly contextAssembler: ContextAssembler;
+  readonly createPattern: () => Pattern;
+  readonly stopConditions: StopConditionEvaluator;
+  readonly limits: {
+    readonly maxSteps: number;
+    readonly stepTimeoutMs: number;
+    readonly sessionQueueSize: number;
+    readonly eventQueueSize: number;
+  };
+  readonly memoryOnError: "continue" | "fail";
+  /** Identifies tools, pattern and model, so a checkpoint of another agent shape is refused. */
+  readonly fingerprint: string;
+}

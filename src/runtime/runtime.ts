@@ -1,0 +1,363 @@
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import type { AppConfig } from "../config/app-config-schema.js";
+import { loadConfig, parseConfig } from "../config/load-config.js";
+import { nearMatch } from "../config/near-match.js";
+import { ConfigError, RunNotCompletedError } from "../errors/error-classes.js";
+import { RunEventLog } from "../events/run-event-log.js";
+import type { EventBus } from "../events/runtime-event.js";
+import { CancelScope } from "../loop/cancel-scope.js";
+import { loadPlugin } from "../plugins/load-plugin.js";
+import { registerBuiltins } from "../plugins/register-builtins.js";
+import type { SessionManager } from "../sessions/session-manager.js";
+import type { SkillsManager } from "../skills/skills-manager.js";
+import { executeRequest } from "./execute-request.js";
+import { followLog, type ReadOptions, replayEvents } from "./read-run-events.js";
+import type { ResolvedAgent } from "./resolved-agent.js";
+import { loadAgent } from "./load-agent.js";
+import type { RuntimePlugin } from "./runtime-plugin.js";
+import type { RunRecord, RunRequest, RunResult, RunStatus } from "./run-types.js";
+import type { RunStreamChunk } from "./stream-chunk.js";
+
+interface Components {
+  eventBus: EventBus;
+  sessionManager: SessionManager;
+  skills: SkillsManager;
+  runtime: RuntimePlugin;
+}
+
+/** A run this process is executing. */
+export interface LiveRun {
+  readonly log: RunEventLog;
+  readonly scope: CancelScope;
+  readonly done: Promise<RunResult>;
+}
+
+/**
+ * Keel's one entry point: loads the config's components and agents, runs agents, streams their events, and
+ * lets a host cancel, inspect and re-attach to runs.
+ *
+ * @example
+ * const runtime = await Runtime.fromConfig("agent.json");
+ * const answer = await runtime.run({ agentId: "assistant", inputText: "Hello" });
+ */
+export class Runtime {
+  private config: AppConfig;
+  private readonly configPath: string | undefined;
+  private readonly baseDir: string;
+  private components: Components | undefined;
+  private readonly starting: Promise<Components>;
+  private readonly agents = new Map<string, Promise<ResolvedAgent>>();
+  private readonly sessions = new Map<string, Set<string>>();
+  private readonly liveRuns = new Map<string, LiveRun>();
+  private configVersion = 1;
+  private closed = false;
+
+  constructor(config: AppConfig | Record<string, unknown>, options: { configPath?: string; baseDir?: string } = {}) {
+    registerBuiltins();
+    this.config = parseConfig(config);
+    this.configPath = options.configPath;
+    this.baseDir = options.baseDir ?? (options.configPath ? path.dirname(options.configPath) : process.cwd());
+    this.starting = this.start();
+    this.starting.catch(() => {});
+  }
+
+  /** A runtime from a config object (code-first). */
+  static async fromDict(config: Record<string, unknown>, options: { baseDir?: string } = {}): Promise<Runtime> {
+    const runtime = new Runtime(config, options);
+    await runtime.ready();
+    return runtime;
+  }
+
+  /** A runtime from an `agent.json` file (`${VAR}` expanded). */
+  static async fromConfig(configPath: string): Promise<Runtime> {
+    const loaded = await loadConfig(configPath);
+    const runtime = new Runtime(loaded.config, { configPath: loaded.path, baseDir: loaded.baseDir });
+    await runtime.ready();
+    return runtime;
+  }
+
+  /** Resolves when the top-level components are loaded; rejects with their load error. */
+  async ready(): Promise<void> {
+    await this.starting;
+  }
+
+  private async start(): Promise<Components> {
+    const baseDir = this.baseDir;
+    const eventBus = await loadPlugin<EventBus>("event_bus", this.config.events, {
+      baseDir,
+      label: "events",
+      requiredMethods: ["subscribe", "emit", "publish"],
+    });
+    const sessionManager = await loadPlugin<SessionManager>("session", this.config.session, {
+      baseDir,
+      label: "session",
+      requiredMethods: ["session", "getState", "setState", "appendMessage", "loadMessages"],
+    });
+    const skills = await loadPlugin<SkillsManager>("skills", this.config.skills, {
+      baseDir,
+      label: "skills",
+      requiredMethods: ["prepareSession", "loadReferences", "runSkill"],
+    });
+    const runtime = await loadPlugin<RuntimePlugin>("runtime", this.config.runtime, {
+      baseDir,
+      label: "runtime",
+      requiredMethods: ["run"],
+    });
+    await runtime.initialize?.();
+    this.components = { eventBus, sessionManager, skills, runtime };
+    return this.components;
+  }
+
+  private get parts(): Components {
+    if (!this.components) {
+      throw new ConfigError("The runtime is still starting", { hint: "await runtime.ready() (or use Runtime.fromConfig)" });
+    }
+    return this.components;
+  }
+
+  get eventBus(): EventBus {
+    return this.parts.eventBus;
+  }
+
+  get sessionManager(): SessionManager {
+    return this.parts.sessionManager;
+  }
+
+  get skillsManager(): SkillsManager {
+    return this.parts.skills;
+  }
+
+  /** Run to completion and resolve with the final output; any other stop reason rejects. */
+  async run<T = unknown>(request: RunRequest<T>): Promise<T> {
+    const result = await this.runDetailed(request);
+    if (result.stopReason === "completed") return result.finalOutput as T;
+    throw (
+      result.exception ??
+      new RunNotCompletedError(`The run ended ${result.stopReason}${result.error ? `: ${result.error}` : ""}`, {
+        result,
+        hint: "Use runDetailed() to handle every stop reason",
+      })
+    );
+  }
+
+  /** Run and resolve with the RunResult, whatever the run ends with. Rejects only for a request it cannot start. */
+  async runDetailed<T = unknown>(request: RunRequest<T>): Promise<RunResult<T>> {
+    const live = await this.startRun(request);
+    return live.done as Promise<RunResult<T>>;
+  }
+
+  /** Run and yield its events as they happen; the last chunk is `run.finished` with the RunResult. */
+  async *stream(request: RunRequest, options: { kinds?: readonly string[] } = {}): AsyncGenerator<RunStreamChunk> {
+    const live = await this.startRun(request);
+    yield* followLog(live.log, options);
+  }
+
+  /** Replay a run's events after a sequence, then follow it live until it ends (LC-9). */
+  async *attach(runId: string, options: ReadOptions = {}): AsyncGenerator<RunStreamChunk> {
+    const live = this.liveRuns.get(runId);
+    if (live) {
+      yield* followLog(live.log, options);
+      return;
+    }
+    await this.ready();
+    const record = await this.sessionManager.getRun(runId);
+    if (!record) throw new ConfigError(`Unknown run '${runId}'`, { hint: "listRuns() shows the runs this store knows" });
+    yield* replayEvents(await this.sessionManager.loadEvents(runId, options), options);
+  }
+
+  /** Cancel a run this process holds; true when it was running. Twice is harmless. */
+  cancel(runId: string, options: { reason?: string } = {}): boolean {
+    const live = this.liveRuns.get(runId);
+    if (!live) return false;
+    return live.scope.cancel(options.reason === undefined ? { type: "cancelled" } : { type: "cancelled", value: options.reason });
+  }
+
+  private async startRun(request: RunRequest): Promise<LiveRun> {
+    if (this.closed) throw new ConfigError("The runtime is closed", { hint: "Create a new Runtime" });
+    const parts = this.components ?? (await this.starting);
+    const agent = await this.resolveAgent(request.agentId);
+    const runId = request.runId ?? randomUUID();
+    if (this.liveRuns.has(runId)) throw new ConfigError(`Run '${runId}' is already running`, { hint: "Use a new runId" });
+    const sessionId = request.sessionId ?? randomUUID();
+    const normalized = { ...request, runId, sessionId };
+    const scope = new CancelScope();
+    if (request.signal) {
+      const signal = request.signal;
+      if (signal.aborted) scope.cancel({ type: "cancelled", value: "signal aborted" });
+      else signal.addEventListener("abort", () => scope.cancel({ type: "cancelled", value: "signal aborted" }), { once: true });
+    }
+    const log = new RunEventLog(runId, sessionId, agent.id, parts.eventBus);
+    this.trackSession(sessionId, agent.id);
+    const done = executeRequest({ agent, request: normalized, log, scope, ...parts }).finally(() => {
+      this.liveRuns.delete(runId);
+    });
+    const live: LiveRun = { log, scope, done };
+    this.liveRuns.set(runId, live);
+    return live;
+  }
+
+  /** The loaded agent; unknown ids are a `ConfigError` with a near match. */
+  private resolveAgent(agentId: string): Promise<ResolvedAgent> {
+    let agent = this.agents.get(agentId);
+    if (agent) return agent;
+    const definition = this.config.agents.find((candidate) => candidate.id === agentId);
+    if (!definition) {
+      const ids = this.config.agents.map((candidate) => candidate.id);
+      const suggestion = nearMatch(agentId, ids);
+      return Promise.reject(
+        new ConfigError(`Unknown agent id: '${agentId}'`, {
+          hint: `${suggestion ? `Did you mean '${suggestion}'? ` : ""}Available agent ids: ${ids.join(", ")}`,
+        }),
+      );
+    }
+    const runtimeConfig = this.config.runtime.config as { tool_executor?: unknown; context_assembler?: unknown };
+    agent = loadAgent(definition, {
+      baseDir: this.baseDir,
+      defaults: { toolExecutor: runtimeConfig.tool_executor, contextAssembler: runtimeConfig.context_assembler },
+    });
+    this.agents.set(agentId, agent);
+    agent.catch(() => this.agents.delete(agentId));
+    return agent;
+  }
+
+  private trackSession(sessionId: string, agentId: string): void {
+    let agents = this.sessions.get(sessionId);
+    if (!agents) {
+      agents = new Set();
+      this.sessions.set(sessionId, agents);
+    }
+    agents.add(agentId);
+  }
+
+  /** A run's record, from this process or the store. */
+  async getRun(runId: string): Promise<RunRecord | null> {
+    await this.ready();
+    return this.sessionManager.getRun(runId);
+  }
+
+  async listRuns(filter: { sessionId?: string; status?: RunStatus } = {}): Promise<RunRecord[]> {
+    await this.ready();
+    return this.sessionManager.listRuns(filter);
+  }
+
+  /** Runs this process is executing now. */
+  liveRun(runId: string): LiveRun | undefined {
+    return this.liveRuns.get(runId);
+  }
+
+  /** Re-read the config file: agent definitions only (no hot swap of top-level components). */
+  async reload(): Promise<{ changedAgents: string[] }> {
+    if (!this.configPath) throw new ConfigError("Cannot reload: no config path available", { hint: "Use Runtime.fromConfig(path)" });
+    const { config } = await loadConfig(this.configPath);
+    for (const key of ["runtime", "session", "events"] as const) {
+      if (JSON.stringify(config[key]) !== JSON.stringify(this.config[key])) {
+        throw new ConfigError("Hot reload does not support changing top-level runtime/session/events", {
+          hint: "Restart the process to change top-level components",
+        });
+      }
+    }
+    const before = new Map(this.config.agents.map((agent) => [agent.id, JSON.stringify(agent)]));
+    const changedAgents = [...new Set([...before.keys(), ...config.agents.map((agent) => agent.id)])].filter(
+      (id) => before.get(id) !== JSON.stringify(config.agents.find((agent) => agent.id === id)),
+    );
+    this.config = config;
+    for (const id of changedAgents) this.agents.delete(id);
+    const oldVersion = this.configVersion++;
+    this.eventBus.emit("config.reloaded", { oldVersion, newVersion: this.configVersion, changedAgents });
+    return { changedAgents };
+  }
+
+  /** Re-read one agent's definition from the file and drop what was loaded for it. */
+  async reloadAgent(agentId: string): Promise<void> {
+    if (this.configPath) {
+      const { config } = await loadConfig(this.configPath);
+      const definition = config.agents.find((agent) => agent.id === agentId);
+      if (!definition) await this.resolveAgentOrThrow(agentId);
+      this.config = { ...this.config, agents: this.config.agents.map((agent) => (agent.id === agentId && definition ? definition : agent)) };
+    } else {
+      await this.resolveAgentOrThrow(agentId);
+    }
+    await this.invalidateAgent(agentId);
+    this.eventBus.emit("agent.reloaded", { agentId });
+  }
+
+  private async resolveAgentOrThrow(agentId: string): Promise<void> {
+    if (!this.config.agents.some((agent) => agent.id === agentId)) await this.resolveAgent(agentId);
+  }
+
+  /** Drop the agent's loaded plugins and model client; the next run loads them again. */
+  async invalidateAgent(agentId: string): Promise<void> {
+    const agent = this.agents.get(agentId);
+    this.agents.delete(agentId);
+    const loaded = await agent?.catch(() => undefined);
+    await loaded?.memory.close?.();
+  }
+
+  /** Sessions that have run an agent in this process. */
+  activeSessionCount(): number {
+    return this.sessions.size;
+  }
+
+  listAgents(): { id: string; name: string }[] {
+    return this.config.agents.map((agent) => ({ id: agent.id, name: agent.name }));
+  }
+
+  /** What an agent is configured with and whether it is loaded; null for an unknown id. */
+  getAgentInfo(agentId: string): { id: string; name: string; selectors: Record<string, unknown>; loaded: boolean } | null {
+    const definition = this.config.agents.find((agent) => agent.id === agentId);
+    if (!definition) return null;
+    return {
+      id: definition.id,
+      name: definition.name,
+      selectors: {
+        memory: definition.memory,
+        pattern: definition.pattern,
+        tool_executor: definition.tool_executor ?? null,
+        context_assembler: definition.context_assembler ?? null,
+        llm: { provider: (definition.llm as { provider?: string } | undefined)?.provider ?? "mock" },
+        tools: definition.tools.map((tool) => (tool as { id?: string; name?: string }).id ?? (tool as { name: string }).name),
+      },
+      loaded: this.agents.has(agentId),
+    };
+  }
+
+  /** Forget a session's per-agent state in this process, then release its shared resources. */
+  async closeSession(sessionId: string): Promise<void> {
+    this.sessions.delete(sessionId);
+    await this.releaseSession(sessionId);
+  }
+
+  /** Free runtime-level resources tied to a session (pooled connections). Idempotent. */
+  async releaseSession(sessionId: string): Promise<void> {
+    for (const agent of this.agents.values()) {
+      const loaded = await agent.catch(() => undefined);
+      if (!loaded) continue;
+      for (const tool of Object.values(loaded.tools)) {
+        await (tool as { releaseSession?: (id: string) => Promise<void> }).releaseSession?.(sessionId);
+      }
+    }
+  }
+
+  /** Cancel live runs, wait for them, and close every component. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const live of this.liveRuns.values()) live.scope.cancel({ type: "cancelled", value: "runtime closed" });
+    await Promise.allSettled([...this.liveRuns.values()].map((live) => live.done));
+    const parts = await this.starting.catch(() => undefined);
+    for (const agent of this.agents.values()) {
+      const loaded = await agent.catch(() => undefined);
+      if (!loaded) continue;
+      await loaded.memory.close?.();
+      await loaded.toolExecutor.close?.();
+      for (const tool of Object.values(loaded.tools)) await tool.close?.();
+      await loaded.model.close?.();
+    }
+    if (!parts) return;
+    await parts.runtime.close?.();
+    await parts.skills.close?.();
+    await parts.sessionManager.close();
+    await parts.eventBus.close();
+  }
+}

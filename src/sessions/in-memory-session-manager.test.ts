@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { RuntimeEvent } from "../events/runtime-event.js";
+import { getPlugin } from "../plugins/plugin-registry.js";
+import { describeSessionManagerConformance } from "../testing/session-manager-conformance.js";
+import { registerSessionBuiltins } from "./builtin-session-managers.js";
+import { InMemorySessionManager } from "./in-memory-session-manager.js";
+
+describeSessionManagerConformance("in_memory", () => new InMemorySessionManager());
+
+describe("InMemorySessionManager", () => {
+  it("keeps appended events by reference", async () => {
+    const manager = new InMemorySessionManager();
+    const event = new RuntimeEvent("llm.delta", { text: "a" }, 1, "run", "session", "agent", 1);
+    await manager.appendEvents("run", [event]);
+    expect((await manager.loadEvents("run"))[0]).toBe(event);
+  });
+
+  it("applies its default queue size when a scope gives none", async () => {
+    const manager = new InMemorySessionManager({ queueSize: 0 });
+    let release!: () => void;
+    const holder = manager.session("s", () => new Promise<void>((done) => (release = done)));
+    await new Promise((done) => setTimeout(done, 1));
+    await expect(manager.session("s", async () => 1)).rejects.toMatchObject({ code: "session.queue_full" });
+    release();
+    await holder;
+  });
+
+  it("keeps a session deleted inside its own scope deleted", async () => {
+    const manager = new InMemorySessionManager();
+    await manager.session("s", async (scope) => {
+      scope.state.x = 1;
+      await manager.deleteSession("s");
+    });
+    expect(await manager.listSessions()).toEqual([]);
+  });
+
+  it("registers as the in_memory session builtin", async () => {
+    registerSessionBuiltins();
+    registerSessionBuiltins();
+    const definition = getPlugin("session", "in_memory");
+    const created = await definition?.create({}, { baseDir: ".", load: async () => undefined as never });
+    expect(created).toBeInstanceOf(InMemorySessionManager);
+  });
+});

@@ -1,0 +1,210 @@
+import type { RuntimeEvent } from "../events/runtime-event.js";
+import type { Message } from "../models/message.js";
+import type { RunRecord, RunStatus } from "../runtime/run-types.js";
+import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "./session-lock.js";
+import {
+  SESSION_SCHEMA_VERSION,
+  type SessionArtifact,
+  type SessionCheckpoint,
+  type SessionManager,
+  type SessionScope,
+  type SessionScopeOptions,
+} from "./session-manager.js";
+
+/** Options of {@link InMemorySessionManager}. */
+export interface InMemorySessionManagerOptions {
+  /** Runs allowed to wait per session when `session()` is not told otherwise. Default 1000. */
+  queueSize?: number;
+}
+
+interface SessionData {
+  state: Record<string, unknown>;
+  readonly messages: Message[];
+  readonly artifacts: SessionArtifact[];
+  /** Map order is insertion order, which is what `listCheckpoints` reports. */
+  readonly checkpoints: Map<string, SessionCheckpoint>;
+}
+
+/**
+ * The default session store (type `in_memory`): everything lives in this process and is gone when it exits.
+ * Checkpoint states, messages and events are kept by reference — the run loop hands over values it no longer
+ * mutates, and copying them would make every checkpoint cost grow with the transcript.
+ */
+export class InMemorySessionManager implements SessionManager {
+  private readonly lock = new SessionLock();
+  private readonly queueSize: number;
+  private readonly sessions = new Map<string, SessionData>();
+  private readonly runs = new Map<string, RunRecord>();
+  private readonly events = new Map<string, RuntimeEvent[]>();
+
+  constructor(options: InMemorySessionManagerOptions = {}) {
+    this.queueSize = options.queueSize ?? DEFAULT_SESSION_QUEUE_SIZE;
+  }
+
+  /** Run `fn` holding the session; a nested call passing `scope.token` re-enters and sees the same state. */
+  async session<T>(
+    sessionId: string,
+    fn: (scope: SessionScope) => Promise<T>,
+    options: SessionScopeOptions = {},
+  ): Promise<T> {
+    const token = options.reentrantToken ?? Symbol(sessionId);
+    const release = await this.lock.acquire(sessionId, {
+      reentrantToken: token,
+      queueSize: options.queueSize ?? this.queueSize,
+      signal: options.signal,
+    });
+    const state = this.data(sessionId).state;
+    try {
+      return await fn({ sessionId, state, token });
+    } finally {
+      // Persist like a durable store would, so a `setState` inside the scope loses to the scope's state; a
+      // session deleted inside its scope stays deleted.
+      const data = this.sessions.get(sessionId);
+      if (data !== undefined) data.state = state;
+      release();
+    }
+  }
+
+  /** A shallow copy of the session's state; `{}` for an unknown session. */
+  async getState(sessionId: string): Promise<Record<string, unknown>> {
+    const data = this.sessions.get(sessionId);
+    return data === undefined ? {} : { ...data.state };
+  }
+
+  /** Replace the session's state with a shallow copy of `state`. */
+  async setState(sessionId: string, state: Record<string, unknown>): Promise<void> {
+    this.data(sessionId).state = { ...state };
+  }
+
+  /** Forget the session's state, messages, artifacts and checkpoints; its runs and their events stay. */
+  async deleteSession(sessionId: string): Promise<void> {
+    this.sessions.delete(sessionId);
+  }
+
+  /** Sessions with any stored data, in creation order. */
+  async listSessions(): Promise<string[]> {
+    return [...this.sessions.keys()];
+  }
+
+  /** Append a message to the session's transcript. */
+  async appendMessage(sessionId: string, message: Message): Promise<void> {
+    this.data(sessionId).messages.push(message);
+  }
+
+  /** The session's transcript in order (a new array). */
+  async loadMessages(sessionId: string): Promise<Message[]> {
+    return this.sessions.get(sessionId)?.messages.slice() ?? [];
+  }
+
+  /** Add an artifact to the session. */
+  async saveArtifact(sessionId: string, artifact: SessionArtifact): Promise<void> {
+    this.data(sessionId).artifacts.push({ ...artifact, kind: artifact.kind ?? "generic" });
+  }
+
+  /** The session's artifacts in the order they were saved (a new array). */
+  async listArtifacts(sessionId: string): Promise<SessionArtifact[]> {
+    return this.sessions.get(sessionId)?.artifacts.slice() ?? [];
+  }
+
+  /** Store a checkpoint stamped with the schema version and creation time; an existing id is replaced. */
+  async createCheckpoint(
+    sessionId: string,
+    checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
+  ): Promise<SessionCheckpoint> {
+    const stored: SessionCheckpoint = {
+      schemaVersion: SESSION_SCHEMA_VERSION,
+      checkpointId: checkpoint.checkpointId,
+      state: checkpoint.state,
+      transcriptLength: checkpoint.transcriptLength,
+      artifactCount: checkpoint.artifactCount,
+      createdAt: new Date().toISOString(),
+    };
+    this.data(sessionId).checkpoints.set(stored.checkpointId, stored);
+    return { ...stored };
+  }
+
+  /** The checkpoint, or null when the session has no checkpoint of that id. */
+  async loadCheckpoint(sessionId: string, checkpointId: string): Promise<SessionCheckpoint | null> {
+    const stored = this.sessions.get(sessionId)?.checkpoints.get(checkpointId);
+    return stored === undefined ? null : { ...stored };
+  }
+
+  /** Checkpoint ids of the session in creation order. */
+  async listCheckpoints(sessionId: string): Promise<string[]> {
+    const checkpoints = this.sessions.get(sessionId)?.checkpoints;
+    return checkpoints === undefined ? [] : [...checkpoints.keys()];
+  }
+
+  /** Insert or replace a run record (stored as a copy). */
+  async saveRun(record: RunRecord): Promise<void> {
+    this.runs.set(record.runId, copyRecord(record));
+  }
+
+  /** A copy of the run record, or null. */
+  async getRun(runId: string): Promise<RunRecord | null> {
+    const record = this.runs.get(runId);
+    return record === undefined ? null : copyRecord(record);
+  }
+
+  /** Copies of the run records matching the filter, in the order runs were first saved. */
+  async listRuns(filter: { sessionId?: string; status?: RunStatus } = {}): Promise<RunRecord[]> {
+    const { sessionId, status } = filter;
+    const matching: RunRecord[] = [];
+    for (const record of this.runs.values()) {
+      if (sessionId !== undefined && record.sessionId !== sessionId) continue;
+      if (status !== undefined && record.status !== status) continue;
+      matching.push(copyRecord(record));
+    }
+    return matching;
+  }
+
+  /** Append events (ascending sequences) to the run's log. The events themselves are kept, not copied. */
+  async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
+    let log = this.events.get(runId);
+    if (log === undefined) {
+      log = [];
+      this.events.set(runId, log);
+    }
+    for (let index = 0; index < events.length; index++) log.push(events[index] as RuntimeEvent);
+  }
+
+  /** The run's events with a sequence above `afterSequence` (default: all), in order. */
+  async loadEvents(runId: string, options: { afterSequence?: number } = {}): Promise<RuntimeEvent[]> {
+    const log = this.events.get(runId);
+    if (log === undefined) return [];
+    const after = options.afterSequence;
+    return after === undefined ? log.slice() : log.slice(firstAfter(log, after));
+  }
+
+  /** Drop everything stored. */
+  async close(): Promise<void> {
+    this.sessions.clear();
+    this.runs.clear();
+    this.events.clear();
+  }
+
+  private data(sessionId: string): SessionData {
+    let data = this.sessions.get(sessionId);
+    if (data === undefined) {
+      data = { state: {}, messages: [], artifacts: [], checkpoints: new Map() };
+      this.sessions.set(sessionId, data);
+    }
+    return data;
+  }
+}
+
+function copyRecord(record: RunRecord): RunRecord {
+  return { ...record, pendingToolCalls: record.pendingToolCalls.slice() };
+}
+
+/** Index of the first event whose sequence is above `sequence`; the log's sequences ascend. */
+function firstAfter(log: readonly RuntimeEvent[], sequence: number): number {
+  let low = 0;
+  let high = log.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((log[middle] as RuntimeEvent).sequence <= sequence) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}

@@ -1,0 +1,400 @@
+import { randomUUID } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { RuntimeEvent } from "../events/runtime-event.js";
+import type { Message } from "../models/message.js";
+import type { RunRecord } from "../runtime/run-types.js";
+import {
+  SESSION_SCHEMA_VERSION,
+  type SessionArtifact,
+  type SessionManager,
+} from "../sessions/session-manager.js";
+
+/** Options of {@link describeSessionManagerConformance}. */
+export interface SessionManagerConformanceOptions {
+  /** Called after each test, after `close()`, to remove what the backend stored (files, tables). */
+  cleanup?: (manager: SessionManager) => Promise<void> | void;
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
+/** Let pending promise callbacks and timers run, so a waiter that could wrongly proceed would. */
+function settle(): Promise<void> {
+  return new Promise((done) => setTimeout(done, 5));
+}
+
+function checkpoint(checkpointId: string, state: Record<string, unknown> = {}, transcriptLength = 0) {
+  return { checkpointId, state, transcriptLength, artifactCount: 0 };
+}
+
+function runRecord(overrides: Partial<RunRecord> & { runId: string; sessionId: string }): RunRecord {
+  const now = new Date().toISOString();
+  return {
+    agentId: "agent",
+    status: "running",
+    pendingToolCalls: [],
+    createdAt: now,
+    updatedAt: now,
+    lastSequence: 0,
+    ...overrides,
+  };
+}
+
+/**
+ * Register the vitest suite every `SessionManager` must pass (DR-1). `factory` makes a fresh manager per test;
+ * session and run ids are unique per test, so a backend that shares storage between managers still passes.
+ *
+ * @example
+ * describeSessionManagerConformance("sqlite", () => new SqliteSessionManager({ dbPath: ":memory:" }));
+ */
+export function describeSessionManagerConformance(
+  name: string,
+  factory: () => Promise<SessionManager> | SessionManager,
+  options: SessionManagerConformanceOptions = {},
+): void {
+  describe(`SessionManager conformance: ${name}`, () => {
+    let manager: SessionManager;
+    const id = (label: string): string => `${label}-${randomUUID()}`;
+
+    beforeEach(async () => {
+      manager = await factory();
+    });
+
+    afterEach(async () => {
+      await manager.close();
+      await options.cleanup?.(manager);
+    });
+
+    describe("exclusive scope", () => {
+      it("runs scopes of one session one at a time, in arrival order", async () => {
+        const sessionId = id("serial");
+        const log: string[] = [];
+        const runs = [0, 1, 2].map((index) =>
+          manager.session(sessionId, async () => {
+            log.push(`start ${index}`);
+            await settle();
+            log.push(`end ${index}`);
+            return index;
+          }),
+        );
+        expect(await Promise.all(runs)).toEqual([0, 1, 2]);
+        expect(log).toEqual(["start 0", "end 0", "start 1", "end 1", "start 2", "end 2"]);
+      });
+
+      it("runs scopes of different sessions concurrently", async () => {
+        const second = deferred();
+        const first = manager.session(id("a"), async () => {
+          await second.promise;
+          return "a";
+        });
+        const other = manager.session(id("b"), async () => {
+          second.resolve();
+          return "b";
+        });
+        expect(await Promise.all([first, other])).toEqual(["a", "b"]);
+      });
+
+      it("releases the session when the scope throws", async () => {
+        const sessionId = id("throws");
+        await expect(
+          manager.session(sessionId, async () => {
+            throw new Error("boom");
+          }),
+        ).rejects.toThrow("boom");
+        expect(await manager.session(sessionId, async () => "again")).toBe("again");
+      });
+
+      it("re-enters with the holder's token and shares its state", async () => {
+        const sessionId = id("reentrant");
+        const result = await manager.session(sessionId, async (outer) => {
+          outer.state.depth = 1;
+          return manager.session(
+            sessionId,
+            async (inner) => {
+              expect(inner.state).toBe(outer.state);
+              expect(inner.token).toBe(outer.token);
+              return inner.state.depth;
+            },
+            { reentrantToken: outer.token },
+          );
+        });
+        expect(result).toBe(1);
+      });
+
+      it("makes a caller with another token wait for the holder", async () => {
+        const sessionId = id("other-token");
+        const log: string[] = [];
+        const hold = deferred();
+        const holder = manager.session(sessionId, async () => {
+          log.push("holder");
+          await hold.promise;
+          log.push("holder done");
+        });
+        await settle();
+        const stranger = manager.session(sessionId, async () => void log.push("stranger"), {
+          reentrantToken: Symbol("stranger"),
+        });
+        await settle();
+        expect(log).toEqual(["holder"]);
+        hold.resolve();
+        await Promise.all([holder, stranger]);
+        expect(log).toEqual(["holder", "holder done", "stranger"]);
+      });
+
+      it("refuses a caller beyond the queue size with SessionQueueFullError", async () => {
+        const sessionId = id("queue");
+        const hold = deferred();
+        const holder = manager.session(sessionId, () => hold.promise);
+        await settle();
+        const waiting = manager.session(sessionId, async () => "waited", { queueSize: 1 });
+        const refused = manager.session(sessionId, async () => "refused", { queueSize: 1 });
+        await expect(refused).rejects.toMatchObject({ code: "session.queue_full" });
+        await expect(refused).rejects.toThrow(/waiting/);
+        hold.resolve();
+        await holder;
+        expect(await waiting).toBe("waited");
+      });
+
+      it("leaves the queue with the signal's reason when aborted while waiting", async () => {
+        const sessionId = id("abort");
+        const hold = deferred();
+        const holder = manager.session(sessionId, () => hold.promise);
+        await settle();
+        const controller = new AbortController();
+        let ran = false;
+        const waiting = manager.session(
+          sessionId,
+          async () => {
+            ran = true;
+          },
+          {
+            signal: controller.signal,
+          },
+        );
+        const reason = new Error("gave up");
+        controller.abort(reason);
+        await expect(waiting).rejects.toBe(reason);
+        hold.resolve();
+        await holder;
+        expect(ran).toBe(false);
+        expect(await manager.session(sessionId, async () => "free")).toBe("free");
+      });
+    });
+
+    describe("state", () => {
+      it("is empty for an unknown session and returns what was set", async () => {
+        const sessionId = id("state");
+        expect(await manager.getState(sessionId)).toEqual({});
+        await manager.setState(sessionId, { count: 1, nested: { ok: true } });
+        expect(await manager.getState(sessionId)).toEqual({ count: 1, nested: { ok: true } });
+      });
+
+      it("persists changes made to the scope's state after the scope ends", async () => {
+        const sessionId = id("scope-state");
+        await manager.setState(sessionId, { visits: 1 });
+        await manager.session(sessionId, async (scope) => {
+          expect(scope.sessionId).toBe(sessionId);
+          expect(scope.state).toEqual({ visits: 1 });
+          scope.state.visits = 2;
+          scope.state.note = "hello";
+        });
+        expect(await manager.getState(sessionId)).toEqual({ visits: 2, note: "hello" });
+        await manager.session(sessionId, async (scope) => {
+          expect(scope.state).toEqual({ visits: 2, note: "hello" });
+        });
+      });
+
+      it("is not changed by mutating a value returned from getState", async () => {
+        const sessionId = id("state-copy");
+        await manager.setState(sessionId, { value: 1 });
+        const state = await manager.getState(sessionId);
+        state.value = 99;
+        expect(await manager.getState(sessionId)).toEqual({ value: 1 });
+      });
+    });
+
+    describe("messages and artifacts", () => {
+      it("appends and loads messages in order", async () => {
+        const sessionId = id("messages");
+        expect(await manager.loadMessages(sessionId)).toEqual([]);
+        const messages: Message[] = [
+          { role: "user", content: "hi" },
+          {
+            role: "assistant",
+            content: "hello",
+            toolCalls: [{ id: "c1", name: "add", arguments: { a: 1 } }],
+          },
+          { role: "tool", toolCallId: "c1", toolName: "add", content: "1" },
+        ];
+        for (const message of messages) await manager.appendMessage(sessionId, message);
+        expect(await manager.loadMessages(sessionId)).toEqual(messages);
+      });
+
+      it("saves and lists artifacts in order", async () => {
+        const sessionId = id("artifacts");
+        expect(await manager.listArtifacts(sessionId)).toEqual([]);
+        const artifacts: SessionArtifact[] = [
+          { name: "a", kind: "generic", payload: { x: 1 }, metadata: {} },
+          { name: "b", kind: "file", payload: "text", metadata: { size: 4 } },
+        ];
+        for (const artifact of artifacts) await manager.saveArtifact(sessionId, artifact);
+        expect(await manager.listArtifacts(sessionId)).toEqual(artifacts);
+      });
+    });
+
+    describe("checkpoints", () => {
+      it("creates, loads and lists checkpoints with a schema version", async () => {
+        const sessionId = id("checkpoints");
+        expect(await manager.listCheckpoints(sessionId)).toEqual([]);
+        const state = { transcript: [{ role: "user", content: "hi" }], step: 1 };
+        const created = await manager.createCheckpoint(sessionId, checkpoint("run-1:step:1", state, 1));
+        expect(created.schemaVersion).toBe(SESSION_SCHEMA_VERSION);
+        expect(Number.isNaN(Date.parse(created.createdAt))).toBe(false);
+        await manager.createCheckpoint(sessionId, checkpoint("run-1:step:2", { ...state, step: 2 }, 3));
+        const loaded = await manager.loadCheckpoint(sessionId, "run-1:step:1");
+        expect(loaded).toMatchObject({
+          schemaVersion: SESSION_SCHEMA_VERSION,
+          checkpointId: "run-1:step:1",
+          state,
+          transcriptLength: 1,
+          artifactCount: 0,
+          createdAt: created.createdAt,
+        });
+        expect(await manager.listCheckpoints(sessionId)).toEqual(["run-1:step:1", "run-1:step:2"]);
+      });
+
+      it("answers null for an unknown checkpoint id", async () => {
+        const sessionId = id("no-checkpoint");
+        expect(await manager.loadCheckpoint(sessionId, "missing")).toBeNull();
+        await manager.createCheckpoint(sessionId, checkpoint("present"));
+        expect(await manager.loadCheckpoint(sessionId, "missing")).toBeNull();
+        expect(await manager.loadCheckpoint(id("other"), "present")).toBeNull();
+      });
+    });
+
+    describe("run records", () => {
+      it("saves, gets, lists with filters and updates run records", async () => {
+        const [s1, s2] = [id("runs-a"), id("runs-b")];
+        const [r1, r2, r3] = [id("run"), id("run"), id("run")];
+        const first = runRecord({ runId: r1, sessionId: s1 });
+        await manager.saveRun(first);
+        await manager.saveRun(
+          runRecord({ runId: r2, sessionId: s1, status: "done", stopReason: "completed" }),
+        );
+        await manager.saveRun(runRecord({ runId: r3, sessionId: s2, status: "waiting", lastSequence: 7 }));
+        expect(await manager.getRun(r1)).toEqual(first);
+        expect(await manager.getRun(id("missing"))).toBeNull();
+        expect((await manager.listRuns({ sessionId: s1 })).map((run) => run.runId).sort()).toEqual(
+          [r1, r2].sort(),
+        );
+        expect((await manager.listRuns({ sessionId: s1, status: "done" })).map((run) => run.runId)).toEqual([
+          r2,
+        ]);
+        expect((await manager.listRuns({ status: "waiting" })).map((run) => run.runId)).toContain(r3);
+        const ids = (await manager.listRuns()).map((run) => run.runId);
+        expect(ids).toEqual(expect.arrayContaining([r1, r2, r3]));
+
+        await manager.saveRun({ ...first, status: "done", stopReason: "failed", lastSequence: 12 });
+        expect(await manager.getRun(r1)).toMatchObject({
+          status: "done",
+          stopReason: "failed",
+          lastSequence: 12,
+        });
+        expect(await manager.listRuns({ sessionId: s1 })).toHaveLength(2);
+      });
+
+      it("is not changed by mutating a record after saving or loading it", async () => {
+        const runId = id("run");
+        const record = runRecord({ runId, sessionId: id("copy") });
+        await manager.saveRun(record);
+        record.status = "done";
+        record.pendingToolCalls.push({
+          toolCallId: "c",
+          toolId: "t",
+          params: {},
+          resumeMode: "replay_tool_call",
+        });
+        const loaded = await manager.getRun(runId);
+        expect(loaded).toMatchObject({ status: "running", pendingToolCalls: [] });
+        if (loaded) loaded.status = "waiting";
+        expect((await manager.getRun(runId))?.status).toBe("running");
+      });
+    });
+
+    describe("event logs", () => {
+      it("appends events and loads them after a sequence", async () => {
+        const runId = id("events");
+        const sessionId = id("events-session");
+        const event = (sequence: number): RuntimeEvent =>
+          new RuntimeEvent(
+            "step.started",
+            { step: sequence },
+            1_700_000_000_000 + sequence,
+            runId,
+            sessionId,
+            "agent",
+            sequence,
+          );
+        expect(await manager.loadEvents(runId)).toEqual([]);
+        await manager.appendEvents(runId, [event(1), event(2), event(3)]);
+        await manager.appendEvents(runId, [event(4), event(5)]);
+        await manager.appendEvents(runId, []);
+        const all = await manager.loadEvents(runId);
+        expect(all.map((entry) => entry.sequence)).toEqual([1, 2, 3, 4, 5]);
+        expect(all[0]).toMatchObject({
+          kind: "step.started",
+          payload: { step: 1 },
+          runId,
+          sessionId,
+          agentId: "agent",
+        });
+        expect(all[0]?.timestampMs).toBe(1_700_000_000_001);
+        const loadAfter = (sequence: number) => manager.loadEvents(runId, { afterSequence: sequence });
+        expect((await loadAfter(0)).map((entry) => entry.sequence)).toEqual([1, 2, 3, 4, 5]);
+        expect((await loadAfter(3)).map((entry) => entry.sequence)).toEqual([4, 5]);
+        expect(await loadAfter(5)).toEqual([]);
+        expect(await loadAfter(99)).toEqual([]);
+        expect(await manager.loadEvents(id("other-run"))).toEqual([]);
+      });
+    });
+
+    describe("sessions", () => {
+      it("lists sessions that hold data", async () => {
+        const [a, b] = [id("list-a"), id("list-b")];
+        await manager.setState(a, { x: 1 });
+        await manager.appendMessage(b, { role: "user", content: "hi" });
+        expect(await manager.listSessions()).toEqual(expect.arrayContaining([a, b]));
+      });
+
+      it("deletes a session's state, messages, artifacts and checkpoints", async () => {
+        const sessionId = id("delete");
+        const kept = id("kept");
+        await manager.setState(sessionId, { x: 1 });
+        await manager.setState(kept, { y: 2 });
+        await manager.appendMessage(sessionId, { role: "user", content: "hi" });
+        await manager.saveArtifact(sessionId, { name: "a", kind: "generic", payload: 1, metadata: {} });
+        await manager.createCheckpoint(sessionId, checkpoint("c"));
+        await manager.deleteSession(sessionId);
+        expect(await manager.getState(sessionId)).toEqual({});
+        expect(await manager.loadMessages(sessionId)).toEqual([]);
+        expect(await manager.listArtifacts(sessionId)).toEqual([]);
+        expect(await manager.listCheckpoints(sessionId)).toEqual([]);
+        expect(await manager.loadCheckpoint(sessionId, "c")).toBeNull();
+        const sessions = await manager.listSessions();
+        expect(sessions).not.toContain(sessionId);
+        expect(sessions).toContain(kept);
+        await manager.deleteSession(id("never-existed"));
+      });
+    });
+  });
+}

@@ -1,0 +1,110 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { formatIssues, validateWithSchema } from "../schema/validate-with-schema.js";
+import { isStandardSchema, type SchemaLike, toToolInputSchema } from "../schema/to-json-schema.js";
+import {
+  DEFAULT_EXECUTION_SPEC,
+  type JsonSchema,
+  normalizeApprovalMode,
+  type SideEffects,
+  type StreamingTool,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionSpec,
+  type ToolStreamPart,
+  type ValidationOutcome,
+} from "./tool.js";
+
+type InferInput<S> = S extends StandardSchemaV1<unknown, infer Output> ? Output : Record<string, unknown>;
+
+export interface ToolDefinition<S extends SchemaLike, Result> {
+  name: string;
+  description: string;
+  /** zod or any Standard Schema (turned into JSON Schema for the model), or a JSON Schema object. */
+  inputSchema?: S;
+  /** The handler. The context is its second argument and never part of the schema the model sees. */
+  execute: (input: InferInput<S>, ctx: ToolContext) => Result | Promise<Result>;
+  /** Stream text out (`tool.delta`) and finish with a result. */
+  stream?: (input: InferInput<S>, ctx: ToolContext) => AsyncIterable<ToolStreamPart>;
+  approvalMode?: "inherit" | "never" | "always" | "never_require" | "always_require";
+  requiresApproval?: (input: InferInput<S>, ctx: ToolContext) => boolean | Promise<boolean>;
+  concurrencySafe?: boolean;
+  interruptBehavior?: "cancel" | "block";
+  sideEffects?: SideEffects;
+  /** Per-call timeout; the executor's default applies when absent. */
+  timeoutMs?: number;
+  readsFiles?: boolean;
+  writesFiles?: boolean;
+  /** Default true; set false for tools whose repeat would do harm (writes, payments, messages). */
+  durableIdempotent?: boolean;
+}
+
+/**
+ * Declare a tool from a function.
+ *
+ * @example
+ * const add = defineTool({
+ *   name: "add",
+ *   description: "Add two numbers",
+ *   inputSchema: z.object({ a: z.number(), b: z.number() }),
+ *   execute: ({ a, b }) => a + b,
+ * });
+ */
+export function defineTool<S extends SchemaLike, Result>(definition: ToolDefinition<S, Result>): Tool<InferInput<S>, Result> {
+  const { name, description, inputSchema, execute } = definition;
+  if (!name || typeof name !== "string") throw new TypeError("defineTool: `name` must be a non-empty string");
+  if (typeof execute !== "function") throw new TypeError(`defineTool("${name}"): \`execute\` must be a function`);
+  const jsonSchema = toToolInputSchema(inputSchema);
+  const spec: ToolExecutionSpec = Object.freeze({
+    ...DEFAULT_EXECUTION_SPEC,
+    approvalMode: normalizeApprovalMode(definition.approvalMode),
+    concurrencySafe: definition.concurrencySafe ?? DEFAULT_EXECUTION_SPEC.concurrencySafe,
+    interruptBehavior: definition.interruptBehavior ?? DEFAULT_EXECUTION_SPEC.interruptBehavior,
+    sideEffects: definition.sideEffects ?? DEFAULT_EXECUTION_SPEC.sideEffects,
+    defaultTimeoutMs: definition.timeoutMs ?? null,
+    readsFiles: definition.readsFiles ?? false,
+    writesFiles: definition.writesFiles ?? false,
+    supportsStreaming: definition.stream !== undefined,
+  });
+  const validator = isStandardSchema(inputSchema)
+    ? (params: unknown) => standardValidation(inputSchema as StandardSchemaV1<unknown, InferInput<S>>, params)
+    : (params: unknown) => jsonSchemaValidation<InferInput<S>>(jsonSchema, params);
+
+  const tool: Tool<InferInput<S>, Result> & Partial<StreamingTool<InferInput<S>>> = {
+    name,
+    description,
+    durableIdempotent: definition.durableIdempotent ?? true,
+    schema: () => jsonSchema,
+    executionSpec: () => spec,
+    invoke: execute,
+    validateParams: validator,
+  };
+  if (definition.requiresApproval) tool.requiresApproval = definition.requiresApproval;
+  if (definition.stream) tool.invokeStream = definition.stream;
+  return tool;
+}
+
+function standardValidation<T>(
+  schema: StandardSchemaV1<unknown, T>,
+  params: unknown,
+): ValidationOutcome<T> | Promise<ValidationOutcome<T>> {
+  const result = validateWithSchema(schema, params);
+  if (result instanceof Promise) return result.then(toOutcome);
+  return toOutcome(result);
+}
+
+function toOutcome<T>(
+  result: { ok: true; value: T } | { ok: false; issues: readonly StandardSchemaV1.Issue[] },
+): ValidationOutcome<T> {
+  return result.ok ? result : { ok: false, error: formatIssues(result.issues) };
+}
+
+/** The checks a JSON Schema tool gets without a validator library: an object with its required keys. */
+function jsonSchemaValidation<T>(schema: JsonSchema, params: unknown): ValidationOutcome<T> {
+  if (typeof params !== "object" || params === null || Array.isArray(params)) {
+    return { ok: false, error: "- (root): expected an object of arguments" };
+  }
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  const missing = required.filter((key) => !(key in params));
+  if (missing.length > 0) return { ok: false, error: missing.map((key) => `- ${key}: required`).join("\n") };
+  return { ok: true, value: params as T };
+}

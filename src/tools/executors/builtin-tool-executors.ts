@@ -1,0 +1,42 @@
+import { registerBuiltin } from "../../plugins/plugin-registry.js";
+import type { ToolExecutor } from "../tool-executor.js";
+import {
+  ConcurrentBatchToolExecutor,
+  concurrentBatchToolExecutorConfigSchema,
+} from "./concurrent-batch-tool-executor.js";
+import { RetryToolExecutor, retryToolExecutorConfigSchema } from "./retry-tool-executor.js";
+import { SafeToolExecutor, safeToolExecutorConfigSchema } from "./safe-tool-executor.js";
+
+let registered = false;
+
+/** Register `safe`, `retry` and `concurrent_batch` (alias `concurrent`). */
+export function registerToolExecutorBuiltins(): void {
+  if (registered) return;
+  registered = true;
+  registerBuiltin({
+    kind: "tool_executor",
+    type: "safe",
+    configSchema: safeToolExecutorConfigSchema,
+    create: (config) => new SafeToolExecutor(config),
+  });
+  registerBuiltin({
+    kind: "tool_executor",
+    type: "retry",
+    configSchema: retryToolExecutorConfigSchema,
+    create: async (config, context) => {
+      const { inner, ...options } = config as ReturnType<typeof retryToolExecutorConfigSchema.parse>;
+      return new RetryToolExecutor({ ...options, inner: await context.load<ToolExecutor>("tool_executor", inner) });
+    },
+  });
+  for (const type of ["concurrent_batch", "concurrent"]) {
+    registerBuiltin({
+      kind: "tool_executor",
+      type,
+      configSchema: concurrentBatchToolExecutorConfigSchema,
+      create: async (config, context) => {
+        const inner = await context.load<ToolExecutor>("tool_executor", config.inner);
+        return new ConcurrentBatchToolExecutor(inner, config.max_concurrency as number);
+      },
+    });
+  }
+}

@@ -1,0 +1,102 @@
+import { z } from "zod";
+import { ToolCancelledError, ToolError, ToolTimeoutError } from "../../errors/error-classes.js";
+import { KeelError } from "../../errors/keel-error.js";
+import { deadlines } from "../../util/deadline-queue.js";
+import type { ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
+
+export const safeToolExecutorConfigSchema = z.object({
+  default_timeout_ms: z.number().int().positive().default(30_000),
+});
+
+export type SafeToolExecutorConfig = z.input<typeof safeToolExecutorConfigSchema>;
+
+/**
+ * Runs a tool and races it against its timeout (the tool's `defaultTimeoutMs`, else the executor's) and the
+ * run's cancellation. A tool with `interruptBehavior: "block"` is waited for whatever happens. Never throws:
+ * failures come back as `success: false` with the error in `exception`.
+ */
+export class SafeToolExecutor implements ToolExecutor {
+  readonly defaultTimeoutMs: number;
+
+  constructor(config: SafeToolExecutorConfig = {}) {
+    this.defaultTimeoutMs = safeToolExecutorConfigSchema.parse(config).default_timeout_ms;
+  }
+
+  execute(request: ToolExecutionRequest): Promise<ToolExecutionResult> {
+    const timeoutMs = request.executionSpec.defaultTimeoutMs ?? this.defaultTimeoutMs;
+    if (request.cancelled && request.executionSpec.interruptBehavior !== "block") {
+      return Promise.resolve(failure(request, cancelledError(request), timeoutMs, true));
+    }
+    let value: unknown;
+    try {
+      value = request.tool.invoke(request.params, request.context);
+    } catch (error) {
+      return Promise.resolve(failure(request, error, timeoutMs, false));
+    }
+    if (!isPromiseLike(value)) return Promise.resolve(success(request, value, timeoutMs));
+    if (request.executionSpec.interruptBehavior === "block") {
+      return Promise.resolve(value).then(
+        (data) => success(request, data, timeoutMs),
+        (error) => failure(request, error, timeoutMs, false),
+      );
+    }
+    return race(request, value, timeoutMs);
+  }
+}
+
+function race(request: ToolExecutionRequest, value: PromiseLike<unknown>, timeoutMs: number): Promise<ToolExecutionResult> {
+  return new Promise<ToolExecutionResult>((resolve) => {
+    let settled = false;
+    const finish = (result: ToolExecutionResult) => {
+      if (settled) return;
+      settled = true;
+      deadline.cancel();
+      unregister();
+      resolve(result);
+    };
+    const deadline = deadlines.add(timeoutMs, () => {
+      const error = new ToolTimeoutError(`Tool '${request.toolId}' timed out after ${timeoutMs} ms`, {
+        timeoutMs,
+        hint: "Raise the tool's timeoutMs or the executor's default_timeout_ms, or make the tool faster",
+      });
+      request.abort(error);
+      finish(failure(request, error, timeoutMs, false));
+    });
+    const unregister = request.onCancel(() => finish(failure(request, cancelledError(request), timeoutMs, true)));
+    value.then(
+      (data) => finish(success(request, data, timeoutMs)),
+      (error) => finish(failure(request, error, timeoutMs, false)),
+    );
+  });
+}
+
+function cancelledError(request: ToolExecutionRequest): ToolCancelledError {
+  return new ToolCancelledError(`Tool '${request.toolId}' cancelled before completion`);
+}
+
+function success(request: ToolExecutionRequest, data: unknown, timeoutMs: number): ToolExecutionResult {
+  return { toolId: request.toolId, success: true, data, metadata: { timeoutMs } };
+}
+
+function failure(request: ToolExecutionRequest, error: unknown, timeoutMs: number, cancelled: boolean): ToolExecutionResult {
+  const exception = asToolError(error, request.toolId);
+  const metadata: Record<string, unknown> = { timeoutMs };
+  if (cancelled) metadata.cancelled = true;
+  return { toolId: request.toolId, success: false, error: exception.message, exception, metadata };
+}
+
+/** Keel errors stand as they are; anything else a tool throws becomes a `ToolError` keeping the cause. */
+export function asToolError(error: unknown, toolId: string): KeelError {
+  if (KeelError.isInstance(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const retryable = typeof error === "object" && error !== null && (error as { retryable?: unknown }).retryable === true;
+  return new ToolError(message || `Tool '${toolId}' failed`, { cause: error, retryable, context: { toolId } });
+}
+
+export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as PromiseLike<unknown>).then === "function"
+  );
+}

@@ -1,0 +1,115 @@
+/**
+ * Many deadlines on one timer. A run waiting on a tool needs a timeout, and ten thousand parked runs would
+ * otherwise hold ten thousand Node timers; a binary heap and a single re-armed timer cost a few words each.
+ */
+export interface Deadline {
+  /** Forget the deadline; it will not fire. */
+  cancel(): void;
+}
+
+class Entry implements Deadline {
+  constructor(
+    readonly at: number,
+    public fire: (() => void) | null,
+    private readonly queue: DeadlineQueue,
+  ) {}
+  cancel(): void {
+    if (this.fire === null) return;
+    this.fire = null;
+    this.queue.noteCancelled();
+  }
+}
+
+export class DeadlineQueue {
+  private readonly heap: Entry[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private armedAt = Number.POSITIVE_INFINITY;
+  private cancelledCount = 0;
+
+  /** Call `fire` after `delayMs` unless cancelled first. */
+  add(delayMs: number, fire: () => void): Deadline {
+    const entry = new Entry(Date.now() + delayMs, fire, this);
+    this.push(entry);
+    if (entry.at < this.armedAt) this.arm(entry.at);
+    return entry;
+  }
+
+  /** @internal */
+  noteCancelled(): void {
+    this.cancelledCount++;
+    if (this.cancelledCount > 64 && this.cancelledCount > this.heap.length / 2) this.compact();
+  }
+
+  get size(): number {
+    return this.heap.length - this.cancelledCount;
+  }
+
+  private arm(at: number): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.armedAt = at;
+    this.timer = setTimeout(() => this.run(), Math.max(0, at - Date.now()));
+    this.timer.unref();
+  }
+
+  private run(): void {
+    this.timer = null;
+    this.armedAt = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    while (this.heap.length > 0 && this.heap[0]!.at <= now) {
+      const entry = this.pop()!;
+      const fire = entry.fire;
+      if (fire === null) {
+        this.cancelledCount--;
+        continue;
+      }
+      entry.fire = null;
+      fire();
+    }
+    const next = this.heap[0];
+    if (next) this.arm(next.at);
+  }
+
+  /** Drop cancelled entries so a long-lived queue of mostly finished calls does not hold memory. */
+  private compact(): void {
+    const live = this.heap.filter((entry) => entry.fire !== null);
+    this.heap.length = 0;
+    this.cancelledCount = 0;
+    for (const entry of live) this.push(entry);
+  }
+
+  private push(entry: Entry): void {
+    const heap = this.heap;
+    heap.push(entry);
+    let index = heap.length - 1;
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (heap[parent]!.at <= entry.at) break;
+      heap[index] = heap[parent]!;
+      index = parent;
+    }
+    heap[index] = entry;
+  }
+
+  private pop(): Entry | undefined {
+    const heap = this.heap;
+    const top = heap[0];
+    const last = heap.pop();
+    if (heap.length === 0 || last === undefined) return top;
+    let index = 0;
+    const length = heap.length;
+    for (;;) {
+      const left = 2 * index + 1;
+      if (left >= length) break;
+      const right = left + 1;
+      const child = right < length && heap[right]!.at < heap[left]!.at ? right : left;
+      if (heap[child]!.at >= last.at) break;
+      heap[index] = heap[child]!;
+      index = child;
+    }
+    heap[index] = last;
+    return top;
+  }
+}
+
+/** The process-wide queue Keel's executors and the run loop share. */
+export const deadlines = new DeadlineQueue();
