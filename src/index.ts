@@ -1,1 +1,148 @@
+/** Keel's public API. Everything here is stable within a major version; see docs/architecture.md. */
+
+export type {
+  AgentDefinition,
+  AppConfig,
+  LLMOptions,
+  PluginRef,
+  StopConditionSpec,
+  ToolRef,
+} from "./config/app-config-schema.js";
+export { formatConfigError } from "./config/config-issues.js";
+export { expandEnv } from "./config/expand-env.js";
+export { type LoadedConfig, loadConfig, parseConfig } from "./config/load-config.js";
+export { nearMatch, similarityRatio } from "./config/near-match.js";
+export type { ContextAssembler, ContextAssemblyInput, ContextAssemblyResult } from "./context/context-assembler.js";
+export * from "./errors/error-classes.js";
+export { ERROR_CODES, type ErrorCode } from "./errors/error-codes.js";
+export {
+  type ErrorDetails,
+  isRetryable,
+  KeelError,
+  type KeelErrorContext,
+  type KeelErrorOptions,
+  toErrorDetails,
+} from "./errors/keel-error.js";
+export { AsyncEventBus } from "./events/async-event-bus.js";
+export { EVENT_SCHEMAS, type EventSchema } from "./events/event-schemas.js";
+export { FileLoggingEventBus } from "./events/file-logging-event-bus.js";
+export { type EventBus, type EventHandler, RuntimeEvent } from "./events/runtime-event.js";
+export { getLogger, type Logger, setLogger } from "./logging/logger.js";
+export {
+  type Hook,
+  type HookContext,
+  type ModelResponse,
+  PHASES,
+  type Phase,
+  type ToolCallState,
+  type ToolGateDecision,
+} from "./loop/hook.js";
+export type { RunContext, ToolResultRecord } from "./loop/run-context.js";
+export {
+  canTransitionRun,
+  canTransitionToolCall,
+  summarizeToolPhase,
+  transitionRun,
+  transitionToolCall,
+} from "./loop/run-status.js";
+export { runStatusOf, stopReasonOf } from "./loop/termination.js";
+export type { Memory } from "./memory/memory.js";
+export {
+  approximateTokens,
+  isLanguageModel,
+  type LanguageModel,
+  MODEL_SPECIFICATION_VERSION,
+  type ModelRequest,
+  type ModelStreamPart,
+  type ModelToolSpec,
+  type ModelUsage,
+} from "./models/language-model.js";
+export type {
+  AssistantMessage,
+  ImagePart,
+  Message,
+  ReasoningPart,
+  SystemMessage,
+  TextPart,
+  ToolCall,
+  ToolMessage,
+  UserMessage,
+} from "./models/message.js";
+export { computeCost, type ModelPricing, PRICE_TABLE, resolvePricing } from "./models/pricing.js";
+export { EchoModel } from "./models/providers/mock/echo-model.js";
+export { BasePattern } from "./patterns/base-pattern.js";
+export type {
+  FollowupResolution,
+  Pattern,
+  PatternDriver,
+  ResponseRepairDecision,
+  StepAction,
+  ToolCallOutcome,
+} from "./patterns/pattern.js";
+export { PlanExecutePattern } from "./patterns/plan-execute-pattern.js";
+export { ReactPattern } from "./patterns/react-pattern.js";
+export { isPluginRef, type LoadPluginOptions, loadPlugin } from "./plugins/load-plugin.js";
+export type { PluginDefinition, PluginFactoryContext, PluginKind } from "./plugins/plugin-registry.js";
+export * from "./plugins/seam-registries.js";
+export { runAgent, runAgentDetailed, streamAgent } from "./runtime/run-agent.js";
+export type {
+  CostBreakdown,
+  OutputType,
+  ResumeMode,
+  RunArtifact,
+  RunBudget,
+  RunRecord,
+  RunRequest,
+  RunResult,
+  RunStatus,
+  RunUsage,
+  StopReason,
+  SuspendedToolCall,
+  TerminationReason,
+  ToolCallStatus,
+} from "./runtime/run-types.js";
+export { Runtime } from "./runtime/runtime.js";
+export { DefaultRuntime, type RuntimePlugin } from "./runtime/runtime-plugin.js";
+export { type RunStreamChunk, RunStreamChunkKind } from "./runtime/stream-chunk.js";
+export { InMemorySessionManager } from "./sessions/in-memory-session-manager.js";
+export type {
+  SessionArtifact,
+  SessionCheckpoint,
+  SessionManager,
+  SessionScope,
+} from "./sessions/session-manager.js";
+export type { SessionSkillSummary, SkillReference, SkillsManager } from "./skills/skills-manager.js";
+export { LocalSkillsManager } from "./skills/local-skills-manager.js";
+export { BaseTool } from "./tools/base-tool.js";
+export { defineTool, type ToolDefinition } from "./tools/define-tool.js";
+export { ConcurrentBatchToolExecutor } from "./tools/executors/concurrent-batch-tool-executor.js";
+export { RetryToolExecutor } from "./tools/executors/retry-tool-executor.js";
+export { SafeToolExecutor } from "./tools/executors/safe-tool-executor.js";
+export { SuspendToolCall } from "./tools/suspend-tool-call.js";
+export {
+  type BatchItem,
+  type BatchResult,
+  type BatchTool,
+  type BackgroundTool,
+  DEFAULT_EXECUTION_SPEC,
+  isBackgroundTool,
+  isBatchTool,
+  isStreamingTool,
+  type JsonSchema,
+  type StreamingTool,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionSpec,
+  type ToolResult,
+  type ToolStreamPart,
+} from "./tools/tool.js";
+export type {
+  BatchToolExecutor,
+  PolicyDecision,
+  PolicyToolExecutor,
+  ToolExecutionRequest,
+  ToolExecutionResult,
+  ToolExecutor,
+} from "./tools/tool-executor.js";
+
 export const VERSION = "0.1.0";

@@ -1,0 +1,406 @@
+import { z } from "zod";
+import { getLogger } from "../logging/logger.js";
+import { type Hook, PHASES } from "../loop/hook.js";
+import type { Tool } from "../tools/tool.js";
+import { nearMatch } from "./near-match.js";
+
+/**
+ * The one schema of `agent.json` (RT-1, RT-2, RT-3, LC-5, LM-1, LM-2). Keys stay snake_case exactly as the seeds
+ * wrote them, so their config files load unchanged. Every object is strict except `llm` (extra keys are sent to
+ * the provider) and the `config` of a plugin ref (the plugin's own schema checks it when it loads).
+ */
+
+// ── code-first entries ────────────────────────────────────────────────────────────────────────────────────
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** A plain object with a `type` or `impl` key is a plugin ref, whatever else it holds. */
+export function isPluginRefLike(value: unknown): boolean {
+  return isPlainObject(value) && ("type" in value || "impl" in value);
+}
+
+/** A Tool given in place of a ref: anything with a `name`, an `invoke` method and a `schema` method. */
+export function isToolObject(value: unknown): value is Tool {
+  if (typeof value !== "object" || value === null || isPluginRefLike(value)) return false;
+  const candidate = value as Partial<Record<"name" | "invoke" | "schema", unknown>>;
+  return (
+    typeof candidate.name === "string" &&
+    typeof candidate.invoke === "function" &&
+    typeof candidate.schema === "function"
+  );
+}
+
+/** A hook given in place of a ref: an object or instance with at least one of the nine phase methods (LC-3). */
+export function isHookObject(value: unknown): value is Hook {
+  if (typeof value !== "object" || value === null || isPluginRefLike(value)) return false;
+  return PHASES.some((phase) => typeof (value as Record<string, unknown>)[phase] === "function");
+}
+
+/** Middleware given in place of a ref: `(ctx, next) => …` (CX-3); its context type belongs to the middleware layer. */
+export type MiddlewareFunction = (...args: never[]) => unknown;
+
+// ── plugin refs (RT-3) ────────────────────────────────────────────────────────────────────────────────────
+
+const IMPL_FORM = '"<module specifier>#<export>"';
+const REF_HINT =
+  'Use "type" for a builtin or registered plugin, e.g. {"type": "buffer"}, or "impl" for your own code, e.g. ' +
+  '{"impl": "./plugins/my-memory.js#MyMemory"}.';
+
+// The seeds trim selector names and treat an empty one (or null) as absent.
+const selectorName = z
+  .string()
+  .trim()
+  .nullish()
+  .transform((value) => value || undefined);
+
+const refFields = {
+  type: selectorName,
+  impl: selectorName,
+  config: z.record(z.string(), z.unknown()).default(() => ({})),
+};
+
+function checkRef(
+  ref: { type?: string | undefined; impl?: string | undefined },
+  ctx: z.core.$RefinementCtx,
+): void {
+  if (ref.type !== undefined && ref.impl !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      message: "give exactly one of 'type' or 'impl', not both",
+      params: { hint: REF_HINT },
+    });
+  } else if (ref.type === undefined && ref.impl === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      message: `needs 'type' (a builtin name) or 'impl' (${IMPL_FORM})`,
+      params: { hint: REF_HINT },
+    });
+  }
+  if (ref.impl !== undefined) {
+    // lastIndexOf: a specifier may itself contain "#" (package subpath imports such as "#plugins/x.js").
+    const hash = ref.impl.lastIndexOf("#");
+    if (hash <= 0 || hash === ref.impl.length - 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["impl"],
+        message: `'${ref.impl}' is not of the form ${IMPL_FORM}`,
+        params: { hint: `Write impl as ${IMPL_FORM}, e.g. "./plugins/my-memory.js#MyMemory".` },
+      });
+    }
+  }
+}
+
+/** `{type | impl, config?}`: a builtin (or registered) plugin by name, or an export of a module. */
+export const PluginRefSchema = z.strictObject(refFields).superRefine(checkRef);
+
+/** A memory ref; `on_error: "continue"` keeps a run going when the memory fails. */
+export const MemoryRefSchema = z
+  .strictObject({ ...refFields, on_error: z.enum(["continue", "fail"]).default("continue") })
+  .superRefine(checkRef);
+
+/** `{id, type | impl, enabled = true, config?}`; `id` is the name the model and patterns call the tool by. */
+export const ToolRefSchema = z
+  .strictObject({ id: z.string().trim().min(1), ...refFields, enabled: z.boolean().default(true) })
+  .superRefine(checkRef);
+
+// In each union the code-first object comes first and the ref last; config-issues reports the last branch's
+// issues when nothing fits, because those say what a config file should hold.
+/** A `tools` entry: a ToolRef, or (code-first) a Tool object kept as it is. */
+export const ToolEntrySchema = z.union([
+  z.custom<Tool>(isToolObject, { message: "not a Tool" }),
+  ToolRefSchema,
+]);
+/** A `hooks` entry: a PluginRef, or (code-first) a Hook object kept as it is. */
+export const HookEntrySchema = z.union([
+  z.custom<Hook>(isHookObject, { message: "not a Hook" }),
+  PluginRefSchema,
+]);
+/** A middleware entry: a PluginRef, or (code-first) a middleware function. */
+export const MiddlewareEntrySchema = z.union([
+  z.custom<MiddlewareFunction>((value) => typeof value === "function", { message: "not a function" }),
+  PluginRefSchema,
+]);
+
+// ── options ──────────────────────────────────────────────────────────────────────────────────────────────
+
+const positiveInt = z.number().int().positive();
+
+/** Per-agent limits and queue sizes (RT-2). */
+export const RuntimeOptionsSchema = z.strictObject({
+  max_steps: positiveInt.default(16),
+  step_timeout_ms: positiveInt.default(30_000),
+  session_queue_size: positiveInt.default(1000),
+  event_queue_size: positiveInt.default(2000),
+});
+
+/** Retries of model calls (LM-2). */
+export const LLMRetryOptionsSchema = z.strictObject({
+  max_attempts: z.number().int().min(1).default(3),
+  initial_backoff_ms: z.number().int().nonnegative().default(500),
+  max_backoff_ms: z.number().int().nonnegative().default(5000),
+  backoff_multiplier: z.number().min(1).default(2),
+  retry_on_connection_errors: z.boolean().default(true),
+  total_budget_ms: z.number().int().positive().nullable().default(null),
+});
+
+const price = z.number().nonnegative().optional();
+/** USD per 1M tokens; overrides the builtin price table field by field (RT-10). */
+export const LLMPricingSchema = z.strictObject({
+  input: price,
+  output: price,
+  cached_read: price,
+  cached_write: price,
+});
+
+const LLM_FIELDS = {
+  provider: z.enum(["mock", "anthropic", "openai_compatible"]).default("mock"),
+  model: z.string().trim().min(1).optional(),
+  api_base: z.string().trim().min(1).optional(),
+  api_key_env: z.string().trim().min(1).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  max_tokens: positiveInt.optional(),
+  timeout_ms: positiveInt.default(30_000),
+  stream_endpoint: z.string().trim().min(1).optional(),
+  pricing: LLMPricingSchema.optional(),
+  retry: LLMRetryOptionsSchema.optional(),
+  extra_headers: z.record(z.string().min(1), z.string()).optional(),
+  // null is how the seeds' files say "detect it" / "pick by api_base".
+  reasoning_model: z
+    .boolean()
+    .nullish()
+    .transform((value) => value ?? undefined),
+  openai_api_style: z
+    .enum(["chat_completions", "responses"])
+    .nullish()
+    .transform((value) => value ?? undefined),
+  /** The mock model's scripted turns; the mock provider validates them. */
+  script: z.array(z.unknown()).optional(),
+};
+const LLM_KEYS = Object.keys(LLM_FIELDS);
+
+/** Model options (LM-1). The one open object: unknown keys (`seed`, `top_p`, …) are kept and sent on. */
+export const LLMOptionsSchema = z.looseObject(LLM_FIELDS).superRefine((llm, ctx) => {
+  if (llm.provider === "openai_compatible" && llm.api_base === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["api_base"],
+      message: "is required when provider is 'openai_compatible'",
+      params: { hint: "Set 'api_base' to the server's base URL, e.g. \"https://api.openai.com/v1\"." },
+    });
+  }
+  // Extra keys are legal here, so a misspelt option would silently do nothing; say so without failing.
+  for (const key of Object.keys(llm)) {
+    if (LLM_KEYS.includes(key)) continue;
+    const near = nearMatch(key, LLM_KEYS);
+    if (near !== undefined) {
+      getLogger().warn(
+        `llm option '${key}' is not a Keel option and is sent to the provider as is; did you mean '${near}'?`,
+      );
+    }
+  }
+});
+
+const limit = z.number().int().nonnegative();
+
+/** `content_match` patterns are compiled when the config loads, so a bad one fails before any run. */
+const regexSource = z.string().superRefine((source, ctx) => {
+  try {
+    new RegExp(source);
+  } catch (error) {
+    ctx.addIssue({
+      code: "custom",
+      message: `invalid regular expression: ${(error as Error).message.replace(/^Invalid regular expression: /, "")}`,
+      params: {
+        hint: "Write a JavaScript regular expression; escape a literal ( [ { . * + ? with a backslash.",
+      },
+    });
+  }
+});
+
+/** Stop conditions (LC-5), tagged by `type`; a limit of 0 (or an empty string) disables one. */
+export const StopConditionSpecSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("max_rounds"), rounds: limit }),
+  z.strictObject({ type: z.literal("timeout"), seconds: limit }),
+  z.strictObject({ type: z.literal("token_budget"), max_total: limit }),
+  z.strictObject({ type: z.literal("consecutive_errors"), max: limit }),
+  z.strictObject({ type: z.literal("stop_on_tool"), tool_name: z.string() }),
+  z.strictObject({ type: z.literal("content_match"), pattern: regexSource }),
+  z.strictObject({
+    type: z.literal("loop_detection"),
+    window: limit.refine((window) => window === 0 || window >= 2, {
+      message: "must be at least 2 (or 0 to disable)",
+    }),
+  }),
+]);
+
+/** Permission rules the effective policy starts from (SB-3). */
+export const PermissionsConfigSchema = z.strictObject({
+  allow: z.array(z.string().min(1)).optional(),
+  deny: z.array(z.string().min(1)).optional(),
+  enable: z.array(z.enum(["destructive", "shell", "network"])).optional(),
+});
+
+/** Roots and size limits of the filesystem sandbox (SB-2). */
+export const SandboxConfigSchema = z.strictObject({
+  roots: z.array(z.strictObject({ path: z.string().trim().min(1), mode: z.enum(["ro", "rw"]) })).optional(),
+  max_read_bytes: positiveInt.optional(),
+  large_output_bytes: positiveInt.optional(),
+});
+
+/** Middleware at its three levels (CX-3). */
+export const MiddlewareConfigSchema = z.strictObject({
+  agent: z.array(MiddlewareEntrySchema).optional(),
+  chat: z.array(MiddlewareEntrySchema).optional(),
+  function: z.array(MiddlewareEntrySchema).optional(),
+});
+
+// ── agents and the app ───────────────────────────────────────────────────────────────────────────────────
+
+/** Reports every later entry whose key an earlier entry already used, naming both indices. */
+function checkUnique(
+  entries: readonly unknown[],
+  ctx: z.core.$RefinementCtx,
+  what: {
+    noun: string;
+    list: string;
+    keyOf: (entry: unknown) => [key: string, field: string] | undefined;
+    hint: string;
+  },
+): void {
+  // With `when` the check also sees input that failed to parse; only an array has entries to compare.
+  if (!Array.isArray(entries)) return;
+  const seen = new Map<string, number>();
+  entries.forEach((entry, index) => {
+    const found = what.keyOf(entry);
+    if (!found) return;
+    const [key, field] = found;
+    const first = seen.get(key);
+    if (first === undefined) {
+      seen.set(key, index);
+      return;
+    }
+    ctx.addIssue({
+      code: "custom",
+      path: field ? [index, field] : [index],
+      message: `duplicate ${what.noun} '${key}' (${what.list}[${first}] and ${what.list}[${index}])`,
+      params: { hint: what.hint },
+    });
+  });
+}
+
+// Duplicate checks run even when some entries have other problems, so one pass reports everything.
+const always = { when: () => true };
+
+/** One agent (RT-2). */
+export const AgentDefinitionSchema = z.strictObject({
+  id: z.string().trim().min(1),
+  name: z.string().trim().min(1),
+  description: z.string().optional(),
+  /** The system prompt. */
+  instructions: z.string().optional(),
+  memory: MemoryRefSchema.prefault({ type: "buffer" }),
+  pattern: PluginRefSchema.prefault({ type: "react" }),
+  llm: LLMOptionsSchema.optional(),
+  tool_executor: PluginRefSchema.optional(),
+  context_assembler: PluginRefSchema.optional(),
+  tools: z
+    .array(ToolEntrySchema)
+    .superRefine(
+      (tools, ctx) =>
+        checkUnique(tools, ctx, {
+          noun: "tool id",
+          list: "tools",
+          keyOf: (tool) => {
+            const entry = tool as { id?: unknown; name?: unknown } | null;
+            if (isToolObject(entry)) return [entry.name, ""];
+            return typeof entry?.id === "string" ? [entry.id, "id"] : undefined;
+          },
+          hint: "Tool ids must be unique within an agent: the model calls tools by id. Rename one of them.",
+        }),
+      always,
+    )
+    .default(() => []),
+  runtime: RuntimeOptionsSchema.prefault({}),
+  stop_conditions: z.array(StopConditionSpecSchema).default(() => []),
+  hooks: z.array(HookEntrySchema).default(() => []),
+  middleware: MiddlewareConfigSchema.prefault({}),
+  permissions: PermissionsConfigSchema.optional(),
+  sandbox: SandboxConfigSchema.optional(),
+});
+
+/** Logging set up by the runtime. */
+export const LoggingConfigSchema = z.strictObject({
+  level: z.enum(["debug", "info", "warn", "error"]).optional(),
+  auto_configure: z.boolean().optional(),
+});
+
+/** A whole config (RT-1): `{"agents": [...]}` alone is complete; omitted components default to builtins. */
+export const AppConfigSchema = z.strictObject({
+  version: z.string().default("1.0"),
+  // A missing list is an empty one, so both get the seeds' "must contain at least one item".
+  agents: z
+    .array(AgentDefinitionSchema)
+    .prefault(() => [])
+    .superRefine((agents, ctx) => {
+      if (Array.isArray(agents) && agents.length === 0) {
+        ctx.addIssue({
+          code: "custom",
+          message: "'agents' must contain at least one item",
+          params: { hint: 'Add an agent, e.g. {"agents": [{"id": "assistant", "name": "Assistant"}]}.' },
+        });
+      }
+      checkUnique(agents, ctx, {
+        noun: "agent id",
+        list: "agents",
+        keyOf: (agent) => {
+          const id = (agent as { id?: unknown } | null)?.id;
+          return typeof id === "string" ? [id, "id"] : undefined;
+        },
+        hint: "Agent ids must be unique; runs select an agent by id. Rename one of them.",
+      });
+    }, always),
+  runtime: PluginRefSchema.prefault({ type: "default" }),
+  session: PluginRefSchema.prefault({ type: "in_memory" }),
+  events: PluginRefSchema.prefault({ type: "async" }),
+  skills: PluginRefSchema.prefault({ type: "local" }),
+  logging: LoggingConfigSchema.optional(),
+});
+
+/** A validated config: every default filled in. */
+export type AppConfig = z.output<typeof AppConfigSchema>;
+/** One validated agent. */
+export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
+/** A plugin selector: exactly one of `type` / `impl`, plus `config`. */
+export type PluginRef = z.output<typeof PluginRefSchema>;
+/** The memory selector, with `on_error`. */
+export type MemoryRef = z.output<typeof MemoryRefSchema>;
+/** A tool selector from a config file. */
+export type ToolRef = z.output<typeof ToolRefSchema>;
+/** A `tools` entry: a ref, or a Tool object given in code. */
+export type ToolEntry = z.output<typeof ToolEntrySchema>;
+/** A `hooks` entry: a ref, or a Hook object given in code. */
+export type HookEntry = z.output<typeof HookEntrySchema>;
+/** A middleware entry: a ref, or a middleware function given in code. */
+export type MiddlewareEntry = z.output<typeof MiddlewareEntrySchema>;
+/** Model options; unknown keys are kept. */
+export type LLMOptions = z.output<typeof LLMOptionsSchema>;
+/** Model-call retry options. */
+export type LLMRetryOptions = z.output<typeof LLMRetryOptionsSchema>;
+/** Price overrides in USD per 1M tokens. */
+export type LLMPricing = z.output<typeof LLMPricingSchema>;
+/** Per-agent limits and queue sizes. */
+export type RuntimeOptions = z.output<typeof RuntimeOptionsSchema>;
+/** One stop condition. */
+export type StopConditionSpec = z.output<typeof StopConditionSpecSchema>;
+/** Config permission rules. */
+export type PermissionsConfig = z.output<typeof PermissionsConfigSchema>;
+/** Sandbox roots and limits. */
+export type SandboxConfig = z.output<typeof SandboxConfigSchema>;
+/** Middleware entries by level. */
+export type MiddlewareConfig = z.output<typeof MiddlewareConfigSchema>;
+/** Logging options. */
+export type LoggingConfig = z.output<typeof LoggingConfigSchema>;

@@ -1,0 +1,68 @@
+import { parsePluginConfig } from "../plugins/plugin-config.js";
+import { registerBuiltin } from "../plugins/plugin-registry.js";
+import { BufferMemory, bufferMemoryConfigSchema } from "./buffer-memory.js";
+import { ChainMemory, chainMemoryConfigSchema } from "./chain-memory.js";
+import { MEM0_PACKAGE, Mem0Memory, mem0MemoryConfigSchema } from "./mem0-memory.js";
+import type { Memory } from "./memory.js";
+import { WindowBufferMemory, windowBufferMemoryConfigSchema } from "./window-buffer-memory.js";
+
+/** Register the builtin memories `buffer`, `window_buffer`, `chain` and `mem0`; calling it again is harmless. */
+export function registerMemoryBuiltins(): void {
+  registerBuiltin({
+    kind: "memory",
+    type: "buffer",
+    configSchema: bufferMemoryConfigSchema,
+    create(config) {
+      const parsed = parsePluginConfig(bufferMemoryConfigSchema, config, { kind: "memory", type: "buffer" });
+      return new BufferMemory({
+        stateKey: parsed.state_key,
+        viewKey: parsed.view_key,
+        maxItems: parsed.max_items,
+      });
+    },
+  });
+  registerBuiltin({
+    kind: "memory",
+    type: "window_buffer",
+    configSchema: windowBufferMemoryConfigSchema,
+    create(config) {
+      const parsed = parsePluginConfig(windowBufferMemoryConfigSchema, config, {
+        kind: "memory",
+        type: "window_buffer",
+      });
+      return new WindowBufferMemory({
+        stateKey: parsed.state_key,
+        viewKey: parsed.view_key,
+        windowSize: parsed.window_size,
+      });
+    },
+  });
+  registerBuiltin({
+    kind: "memory",
+    type: "chain",
+    configSchema: chainMemoryConfigSchema,
+    async create(config, context) {
+      const parsed = parsePluginConfig(chainMemoryConfigSchema, config, { kind: "memory", type: "chain" });
+      const memories: Memory[] = [];
+      try {
+        for (const ref of parsed.memories) memories.push(await context.load<Memory>("memory", ref));
+      } catch (error) {
+        // Memories already built may hold connections; a half-built chain must not leak them.
+        await new ChainMemory(memories).close().catch(() => {});
+        throw error;
+      }
+      return new ChainMemory(memories);
+    },
+  });
+  registerBuiltin({
+    kind: "memory",
+    type: "mem0",
+    configSchema: mem0MemoryConfigSchema,
+    requiresPackage: MEM0_PACKAGE,
+    create(config) {
+      return Mem0Memory.create(
+        parsePluginConfig(mem0MemoryConfigSchema, config, { kind: "memory", type: "mem0" }),
+      );
+    },
+  });
+}

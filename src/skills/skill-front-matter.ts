@@ -1,0 +1,35 @@
+import { parse as parseYaml } from "yaml";
+
+/** A `SKILL.md` split into its YAML front matter and its body. */
+export interface SkillDocument {
+  /** The parsed front matter; `null` when the file has none. */
+  frontMatter: Record<string, unknown> | null;
+  /** The Markdown after the front matter (the whole file when there is none). */
+  body: string;
+}
+
+// The opening `---` must be the first line; the block may be empty.
+const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?---[ \t]*(?:\r?\n|$)/;
+
+/**
+ * Split a `SKILL.md` into front matter and body. Throws when the front matter is not valid YAML or not a
+ * mapping, so the caller can name the file in its warning.
+ */
+export function parseSkillDocument(text: string): SkillDocument {
+  const match = FRONT_MATTER.exec(text);
+  if (!match) return { frontMatter: null, body: text.replace(/^\uFEFF/, "") };
+  const parsed: unknown = match[1] === undefined ? {} : (parseYaml(match[1]) ?? {});
+  if (typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new Error("the front matter is not a mapping of keys to values");
+  }
+  return { frontMatter: parsed as Record<string, unknown>, body: text.slice(match[0].length) };
+}
+
+/** `allowed-tools` as a list: a YAML list, or one string separated by spaces and/or commas. */
+export function parseAllowedTools(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (Array.isArray(value)) return value.map((item) => String(item).trim()).filter((item) => item.length > 0);
+  return String(value)
+    .split(/[\s,]+/)
+    .filter((item) => item.length > 0);
+}
