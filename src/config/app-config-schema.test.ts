@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigValidationError } from "../errors/error-classes.js";
 import { type Logger, setLogger } from "../logging/logger.js";
 import type { Tool } from "../tools/tool.js";
-import { isHookObject, isPluginRefLike, isToolObject } from "./app-config-schema.js";
+import { isHookObject, isPluginRefLike, isToolObject, type LLMOptions } from "./app-config-schema.js";
 import { parseConfig } from "./load-config.js";
 
 /** The error parseConfig throws for `input`; fails the test when it does not throw one. */
@@ -70,7 +70,7 @@ describe("parseConfig defaults", () => {
     expect(first?.tools).toEqual([{ id: "calc", type: "calculator", enabled: false, config: {} }]);
     expect(first?.runtime.max_steps).toBe(3);
     expect(first?.runtime.step_timeout_ms).toBe(30000);
-    expect(first?.llm?.retry).toEqual({
+    expect((first?.llm as LLMOptions | undefined)?.retry).toEqual({
       max_attempts: 1,
       initial_backoff_ms: 500,
       max_backoff_ms: 5000,
@@ -78,7 +78,7 @@ describe("parseConfig defaults", () => {
       retry_on_connection_errors: true,
       total_budget_ms: null,
     });
-    expect(first?.llm?.timeout_ms).toBe(30000);
+    expect((first?.llm as LLMOptions | undefined)?.timeout_ms).toBe(30000);
     expect(first?.instructions).toBe("Be brief.");
     expect(config.logging).toEqual({ level: "debug", auto_configure: false });
   });
@@ -348,7 +348,7 @@ describe("llm", () => {
       ],
     }).agents[0]?.llm;
     expect(llm).toMatchObject({ seed: 7, top_p: 0.9, parallel_tool_calls: false, temprature: 0.2 });
-    expect(llm?.extra_headers).toEqual({ "X-Team": "a" });
+    expect((llm as LLMOptions | undefined)?.extra_headers).toEqual({ "X-Team": "a" });
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn.mock.calls[0]?.[0]).toContain("did you mean 'temperature'?");
   });

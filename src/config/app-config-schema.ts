@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { getLogger } from "../logging/logger.js";
 import { type Hook, PHASES } from "../loop/hook.js";
+import { isLanguageModel, type LanguageModel } from "../models/language-model.js";
 import type { Tool } from "../tools/tool.js";
 import { nearMatch } from "./near-match.js";
 
@@ -304,7 +305,8 @@ export const AgentDefinitionSchema = z.strictObject({
   instructions: z.string().optional(),
   memory: MemoryRefSchema.prefault({ type: "buffer" }),
   pattern: PluginRefSchema.prefault({ type: "react" }),
-  llm: LLMOptionsSchema.optional(),
+  /** Model options, or (code-first) any LanguageModel object such as `scriptedModel([...])`. */
+  llm: z.union([z.custom<LanguageModel>(isLanguageModel), LLMOptionsSchema]).optional(),
   tool_executor: PluginRefSchema.optional(),
   context_assembler: PluginRefSchema.optional(),
   tools: z

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigLoadError, ConfigValidationError } from "../errors/error-classes.js";
+import type { LLMOptions } from "./app-config-schema.js";
 import { loadConfig } from "./load-config.js";
 
 let dir: string;
@@ -51,7 +52,7 @@ describe("loadConfig", () => {
       );
       const agent = (await loadConfig(path)).config.agents[0];
       expect(agent?.runtime.max_steps).toBe(5);
-      expect(agent?.llm?.model).toBe("claude-sonnet-4-6");
+      expect((agent?.llm as LLMOptions | undefined)?.model).toBe("claude-sonnet-4-6");
     } finally {
       delete process.env.KEEL_TEST_MODEL;
     }

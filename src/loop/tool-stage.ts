@@ -84,7 +84,7 @@ export async function executeToolStage(
   // Stages 2 and 3: BeforeToolExecute, execute, AfterToolExecute.
   if (allowed.length > 0) {
     const executor = driver.agent.toolExecutor;
-    if (isBatchToolExecutor(executor) && allowed.length > 1 && blockedReason === null) {
+    if (isBatchToolExecutor(executor) && allowed.length > 1) {
       for (const entry of allowed) await beforeExecute(driver, entry);
       const started = allowed.map((entry) => start(driver, entry));
       const results = await executor.executeBatch(allowed.map((entry) => entry.context!));
@@ -92,7 +92,8 @@ export async function executeToolStage(
         await settle(driver, allowed[index]!, results[index]!, started[index]!);
       }
     } else {
-      let stop = blockedReason !== null;
+      // Calls allowed before a block still run: a block interrupts only the calls after it (LC-7).
+      let stop = false;
       for (const entry of allowed) {
         if (stop || driver.scope.cancelled) {
           fail(driver, entry.state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);

@@ -19,12 +19,12 @@ export const PRICE_TABLE: Readonly<Record<string, Readonly<ModelPricing>>> = {
   o1: { input: 15, output: 60, cached_read: 7.5 },
 };
 
-/** The mock models cost nothing. */
+/** The mock models cost nothing, unless a test gives them a price. */
 const FREE: Readonly<ModelPricing> = { input: 0, output: 0, cached_read: 0, cached_write: 0 };
 
 /** The rates for a model: the table's entry for its exact id, overridden field by field. */
 export function resolvePricing(modelId: string, override?: ModelPricing, provider?: string): ModelPricing {
-  const base = provider === "mock" ? FREE : (PRICE_TABLE[modelId] ?? {});
+  const base = provider === "mock" && !override ? FREE : (PRICE_TABLE[modelId] ?? {});
   return override ? { ...base, ...override } : base;
 }
 

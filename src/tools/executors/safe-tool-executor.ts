@@ -2,6 +2,8 @@ import { z } from "zod";
 import { ToolCancelledError, ToolError, ToolTimeoutError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { deadlines } from "../../util/deadline-queue.js";
+import { isSuspendToolCall } from "../suspend-tool-call.js";
+import { isStreamingTool, type ToolStreamPart } from "../tool.js";
 import type { ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
 
 export const safeToolExecutorConfigSchema = z.object({
@@ -29,7 +31,10 @@ export class SafeToolExecutor implements ToolExecutor {
     }
     let value: unknown;
     try {
-      value = request.tool.invoke(request.params, request.context);
+      const tool = request.tool;
+      value = isStreamingTool(tool)
+        ? consumeToolStream(tool.invokeStream(request.params, request.context), request)
+        : tool.invoke(request.params, request.context);
     } catch (error) {
       return Promise.resolve(failure(request, error, timeoutMs, false));
     }
@@ -70,6 +75,24 @@ function race(request: ToolExecutionRequest, value: PromiseLike<unknown>, timeou
   });
 }
 
+/** A streaming tool's deltas become `tool.delta` events; its `result` part (or the joined text) is the data. */
+async function consumeToolStream(parts: AsyncIterable<ToolStreamPart>, request: ToolExecutionRequest): Promise<unknown> {
+  let text = "";
+  let result: unknown;
+  let hasResult = false;
+  for await (const part of parts) {
+    if (part.type === "delta") {
+      text += part.text;
+      request.context.emitDelta(part.text);
+    } else {
+      result = part.data;
+      hasResult = true;
+    }
+    if (request.cancelled && request.executionSpec.interruptBehavior !== "block") break;
+  }
+  return hasResult ? result : text;
+}
+
 function cancelledError(request: ToolExecutionRequest): ToolCancelledError {
   return new ToolCancelledError(`Tool '${request.toolId}' cancelled before completion`);
 }
@@ -79,6 +102,9 @@ function success(request: ToolExecutionRequest, data: unknown, timeoutMs: number
 }
 
 function failure(request: ToolExecutionRequest, error: unknown, timeoutMs: number, cancelled: boolean): ToolExecutionResult {
+  if (isSuspendToolCall(error)) {
+    return { toolId: request.toolId, success: false, error: "suspended", exception: error, metadata: { timeoutMs } };
+  }
   const exception = asToolError(error, request.toolId);
   const metadata: Record<string, unknown> = { timeoutMs };
   if (cancelled) metadata.cancelled = true;

@@ -28,7 +28,7 @@ export class ScriptedModel implements LanguageModel {
   readonly specificationVersion = MODEL_SPECIFICATION_VERSION;
   readonly provider = "mock";
   readonly modelId: string;
-  /** Every request the model received, in order (for assertions). */
+  /** Every request the model received, in order, with the messages as they were at the call (for assertions). */
   readonly requests: ModelRequest[] = [];
   private readonly steps: ScriptStep[];
   private readonly whenExhausted: "error" | "repeat-last";
@@ -46,7 +46,7 @@ export class ScriptedModel implements LanguageModel {
   }
 
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
-    this.requests.push(request);
+    this.requests.push(snapshot(request));
     const index = this.calls++;
     let step = this.steps[index];
     if (step === undefined && this.whenExhausted === "repeat-last") step = this.steps[this.steps.length - 1];
@@ -68,6 +68,17 @@ export class ScriptedModel implements LanguageModel {
 /** Build a scripted model. */
 export function scriptedModel(script: readonly (ScriptedTurn | ScriptStep)[], options?: ScriptedModelOptions): ScriptedModel {
   return new ScriptedModel(script, options);
+}
+
+/** The request as it was: the transcript is the run's live array, so copy it; the signal stays unread. */
+function snapshot(request: ModelRequest): ModelRequest {
+  const copy: ModelRequest = { messages: [...request.messages], options: request.options };
+  if (request.system !== undefined) copy.system = request.system;
+  if (request.tools !== undefined) copy.tools = request.tools;
+  if (request.toolChoice !== undefined) copy.toolChoice = request.toolChoice;
+  if (request.outputSchema !== undefined) copy.outputSchema = request.outputSchema;
+  if (request.clientKwargs !== undefined) copy.clientKwargs = request.clientKwargs;
+  return copy;
 }
 
 async function* single(part: ModelStreamPart): AsyncGenerator<ModelStreamPart> {
