@@ -68,9 +68,12 @@ describe("cancellation", () => {
         return release.promise;
       },
     });
-    const { runtime, model } = await runtimeWith([{ toolCalls: [toolCall("careful", {})] }, { text: "never" }], {
-      tools: [careful],
-    });
+    const { runtime, model } = await runtimeWith(
+      [{ toolCalls: [toolCall("careful", {})] }, { text: "never" }],
+      {
+        tools: [careful],
+      },
+    );
     const done = runtime.runDetailed({ agentId: "a", runId: "b", inputText: "go" });
     await started.promise;
     runtime.cancel("b");
@@ -91,6 +94,8 @@ describe("cancellation", () => {
     await started.promise;
     await runtime.close();
     expect((await done).stopReason).toBe("cancelled");
-    await expect(runtime.runDetailed({ agentId: "a", inputText: "again" })).rejects.toThrow("The runtime is closed");
+    await expect(runtime.runDetailed({ agentId: "a", inputText: "again" })).rejects.toThrow(
+      "The runtime is closed",
+    );
   });
 });

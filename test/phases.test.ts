@@ -27,7 +27,10 @@ describe("the nine phases (LC-3)", () => {
   it("run in order for a model turn with two tool calls", async () => {
     const log: string[] = [];
     const { runtime } = await runtimeWith(
-      [{ toolCalls: [toolCall("add", { a: 1, b: 2 }, "c1"), toolCall("add", { a: 3, b: 4 }, "c2")] }, { text: "done" }],
+      [
+        { toolCalls: [toolCall("add", { a: 1, b: 2 }, "c1"), toolCall("add", { a: 3, b: 4 }, "c2")] },
+        { text: "done" },
+      ],
       { hooks: [recorder(log)] },
     );
     const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
@@ -56,7 +59,9 @@ describe("the nine phases (LC-3)", () => {
   it("runs runEnd on failure and sees the result", async () => {
     const seen: string[] = [];
     const { runtime } = await runtimeWith([{ error: { type: "response", message: "bad request" } }], {
-      hooks: [{ runEnd: (ctx: HookContext) => void seen.push(`${ctx.result?.stopReason}:${ctx.result?.error}`) }],
+      hooks: [
+        { runEnd: (ctx: HookContext) => void seen.push(`${ctx.result?.stopReason}:${ctx.result?.error}`) },
+      ],
     });
     const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
     expect(result.stopReason).toBe("failed");

@@ -23,8 +23,12 @@ async function writeConfig(config: unknown): Promise<string> {
 describe("the Runtime facade (RT-5)", () => {
   it("runs the offline default: the mock echoes and calls tools by /tool", async () => {
     const runtime = await Runtime.fromDict({ agents: [{ id: "echo", name: "Echo" }] });
-    expect(await runtime.run({ agentId: "echo", sessionId: "s1", inputText: "hello" })).toBe("Echo: hello (history=0)");
-    expect(await runtime.run({ agentId: "echo", sessionId: "s1", inputText: "again" })).toBe("Echo: again (history=2)");
+    expect(await runtime.run({ agentId: "echo", sessionId: "s1", inputText: "hello" })).toBe(
+      "Echo: hello (history=0)",
+    );
+    expect(await runtime.run({ agentId: "echo", sessionId: "s1", inputText: "again" })).toBe(
+      "Echo: again (history=2)",
+    );
     expect(runtime.activeSessionCount()).toBe(1);
     expect(await runtime.sessionManager.loadMessages("s1")).toHaveLength(4);
     await runtime.close();
@@ -47,7 +51,9 @@ describe("the Runtime facade (RT-5)", () => {
 
   it("refuses an unknown agent with a near match", async () => {
     const { runtime } = await runtimeWith([]);
-    const error = await runtime.runDetailed({ agentId: "aa", inputText: "go" }).catch((thrown: unknown) => thrown);
+    const error = await runtime
+      .runDetailed({ agentId: "aa", inputText: "go" })
+      .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toBe("Unknown agent id: 'aa'");
     expect((error as ConfigError).hint).toBe("Did you mean 'a'? Available agent ids: a");
@@ -64,7 +70,9 @@ describe("the Runtime facade (RT-5)", () => {
     const suspended = await runtimeWith([{ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }] }], {
       hooks: [{ toolGate: () => ({ action: "suspend" as const }) }],
     });
-    const error = await suspended.runtime.run({ agentId: "a", inputText: "go" }).catch((thrown: unknown) => thrown);
+    const error = await suspended.runtime
+      .run({ agentId: "a", inputText: "go" })
+      .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(RunNotCompletedError);
     expect((error as RunNotCompletedError).result).toMatchObject({ stopReason: "suspended" });
     await suspended.runtime.close();
@@ -86,16 +94,22 @@ describe("the Runtime facade (RT-5)", () => {
 
   it("reports a broken plugin ref as a typed error with a hint", async () => {
     const runtime = await Runtime.fromDict({ agents: [{ id: "a", name: "A", memory: { type: "bufer" } }] });
-    const error = await runtime.runDetailed({ agentId: "a", inputText: "x" }).catch((thrown: unknown) => thrown);
+    const error = await runtime
+      .runDetailed({ agentId: "a", inputText: "x" })
+      .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(PluginLoadError);
     expect((error as PluginLoadError).hint).toMatch(/^Did you mean "buffer"\?/);
     await runtime.close();
     const missing = await Runtime.fromDict({
       agents: [{ id: "a", name: "A", tools: [{ id: "t", impl: "./nowhere.mjs#tool" }] }],
     });
-    const importError = await missing.runDetailed({ agentId: "a", inputText: "x" }).catch((thrown: unknown) => thrown);
+    const importError = await missing
+      .runDetailed({ agentId: "a", inputText: "x" })
+      .catch((thrown: unknown) => thrown);
     expect(importError).toBeInstanceOf(PluginLoadError);
-    expect((importError as PluginLoadError).hint).toContain("paths resolve against the config file's directory");
+    expect((importError as PluginLoadError).hint).toContain(
+      "paths resolve against the config file's directory",
+    );
     await missing.close();
   });
 
@@ -116,7 +130,9 @@ describe("the Runtime facade (RT-5)", () => {
     expect(result.stopReason).toBe("failed");
     expect(result.error).toBe("[tool:needs_setup] binary not on PATH");
     expect(result.errorDetails?.code).toBe("tool.permanent");
-    expect(chunks.find((chunk) => chunk.kind === "tool.preflight")!.payload).toMatchObject({ result: "error" });
+    expect(chunks.find((chunk) => chunk.kind === "tool.preflight")!.payload).toMatchObject({
+      result: "error",
+    });
     expect(model.callCount).toBe(0);
     await runtime.close();
   });
@@ -124,7 +140,15 @@ describe("the Runtime facade (RT-5)", () => {
   it("reload() re-reads agent definitions; top-level changes are refused", async () => {
     const file = await writeConfig({ agents: [{ id: "a", name: "First" }] });
     const runtime = await Runtime.fromConfig(file);
-    await writeFile(file, JSON.stringify({ agents: [{ id: "a", name: "Second" }, { id: "b", name: "B" }] }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        agents: [
+          { id: "a", name: "Second" },
+          { id: "b", name: "B" },
+        ],
+      }),
+    );
     expect(await runtime.reload()).toEqual({ changedAgents: ["a", "b"] });
     expect(runtime.listAgents()).toEqual([
       { id: "a", name: "Second" },
@@ -135,9 +159,22 @@ describe("the Runtime facade (RT-5)", () => {
       newVersion: 2,
       changedAgents: ["a", "b"],
     });
-    await writeFile(file, JSON.stringify({ agents: [{ id: "a", name: "Third" }], session: { type: "jsonl_file" } }));
-    await expect(runtime.reload()).rejects.toThrow("Hot reload does not support changing top-level runtime/session/events");
-    await writeFile(file, JSON.stringify({ agents: [{ id: "a", name: "Fourth" }, { id: "b", name: "B" }] }));
+    await writeFile(
+      file,
+      JSON.stringify({ agents: [{ id: "a", name: "Third" }], session: { type: "jsonl_file" } }),
+    );
+    await expect(runtime.reload()).rejects.toThrow(
+      "Hot reload does not support changing top-level runtime/session/events",
+    );
+    await writeFile(
+      file,
+      JSON.stringify({
+        agents: [
+          { id: "a", name: "Fourth" },
+          { id: "b", name: "B" },
+        ],
+      }),
+    );
     await runtime.reloadAgent("a");
     expect(runtime.listAgents()[0]).toEqual({ id: "a", name: "Fourth" });
     await expect(runtime.reloadAgent("zzz")).rejects.toThrow("Unknown agent id: 'zzz'");
@@ -175,8 +212,12 @@ describe("the Runtime facade (RT-5)", () => {
       { runtime: { session_queue_size: 1 } },
     );
     const order: string[] = [];
-    const first = runtime.runDetailed({ agentId: "a", sessionId: "q", inputText: "a" }).then((r) => order.push(`a:${r.finalOutput}`));
-    const second = runtime.runDetailed({ agentId: "a", sessionId: "q", inputText: "b" }).then((r) => order.push(`b:${r.finalOutput}`));
+    const first = runtime
+      .runDetailed({ agentId: "a", sessionId: "q", inputText: "a" })
+      .then((r) => order.push(`a:${r.finalOutput}`));
+    const second = runtime
+      .runDetailed({ agentId: "a", sessionId: "q", inputText: "b" })
+      .then((r) => order.push(`b:${r.finalOutput}`));
     const third = await runtime.runDetailed({ agentId: "a", sessionId: "q", inputText: "c" });
     await Promise.all([first, second]);
     expect(order).toEqual(["a:1", "b:2"]);

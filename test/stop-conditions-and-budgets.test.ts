@@ -66,7 +66,11 @@ describe("stop conditions (LC-5), evaluated at StepEnd", () => {
 
   it("content_match → completed", async () => {
     const { runtime } = await runtimeWith(
-      [{ text: "working on it", toolCalls: [toolCall("add", { a: 1, b: 1 })] }, { text: "DONE!", toolCalls: [toolCall("add", { a: 1, b: 2 })] }, { text: "x" }],
+      [
+        { text: "working on it", toolCalls: [toolCall("add", { a: 1, b: 1 })] },
+        { text: "DONE!", toolCalls: [toolCall("add", { a: 1, b: 2 })] },
+        { text: "x" },
+      ],
       { stop_conditions: [{ type: "content_match", pattern: "^DONE" }] },
     );
     const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
@@ -98,7 +102,10 @@ describe("stop conditions (LC-5), evaluated at StepEnd", () => {
 
   it("a zero limit disables a condition", async () => {
     const { runtime } = await runtimeWith([addTurn(1), { text: "fine" }], {
-      stop_conditions: [{ type: "max_rounds", rounds: 0 }, { type: "token_budget", max_total: 0 }],
+      stop_conditions: [
+        { type: "max_rounds", rounds: 0 },
+        { type: "token_budget", max_total: 0 },
+      ],
     });
     expect((await runtime.runDetailed({ agentId: "a", inputText: "go" })).finalOutput).toBe("fine");
     await runtime.close();
@@ -130,22 +137,36 @@ describe("limits and budgets (RT-7) end runs with stop reasons, never exceptions
 
   it("maxToolCalls → max_steps, and every call still has one result", async () => {
     const { runtime } = await runtimeWith([
-      { toolCalls: [toolCall("add", { a: 1, b: 1 }, "x1"), toolCall("add", { a: 2, b: 2 }, "x2"), toolCall("add", { a: 3, b: 3 }, "x3")] },
+      {
+        toolCalls: [
+          toolCall("add", { a: 1, b: 1 }, "x1"),
+          toolCall("add", { a: 2, b: 2 }, "x2"),
+          toolCall("add", { a: 3, b: 3 }, "x3"),
+        ],
+      },
       { text: "never" },
     ]);
-    const chunks = await collect(runtime.stream({ agentId: "a", inputText: "go", budget: { maxToolCalls: 2 } }));
+    const chunks = await collect(
+      runtime.stream({ agentId: "a", inputText: "go", budget: { maxToolCalls: 2 } }),
+    );
     const result = chunks.at(-1)!.result!;
     expect(result.stopReason).toBe("max_steps");
     expect(result.termination).toEqual({ type: "stopped", value: "max_tool_calls" });
     expect(result.usage.toolCalls).toBe(2);
-    const finished = chunks.filter((chunk) => chunk.kind === "tool.finished").map((chunk) => chunk.payload.toolCallId);
+    const finished = chunks
+      .filter((chunk) => chunk.kind === "tool.finished")
+      .map((chunk) => chunk.payload.toolCallId);
     expect(finished.sort()).toEqual(["x1", "x2", "x3"]);
     await runtime.close();
   });
 
   it("maxDurationMs → timeout, cutting a slow model call short", async () => {
     const { runtime } = await runtimeWith([{ text: "slow", delayMs: 5000 }]);
-    const result = await runtime.runDetailed({ agentId: "a", inputText: "go", budget: { maxDurationMs: 30 } });
+    const result = await runtime.runDetailed({
+      agentId: "a",
+      inputText: "go",
+      budget: { maxDurationMs: 30 },
+    });
     expect(result.stopReason).toBe("timeout");
     expect(result.errorDetails?.code).toBe("run.timeout");
     await runtime.close();
@@ -200,7 +221,11 @@ describe("limits and budgets (RT-7) end runs with stop reasons, never exceptions
 
   it("maxTotalTokens → budget_exhausted before the call that would cross it", async () => {
     const { runtime, model } = await runtimeWith([addTurn(1), addTurn(2), { text: "x" }]);
-    const result = await runtime.runDetailed({ agentId: "a", inputText: "go", budget: { maxTotalTokens: 20 } });
+    const result = await runtime.runDetailed({
+      agentId: "a",
+      inputText: "go",
+      budget: { maxTotalTokens: 20 },
+    });
     expect(result.stopReason).toBe("budget_exhausted");
     expect(model.callCount).toBe(2);
     await runtime.close();
@@ -213,11 +238,18 @@ describe("limits and budgets (RT-7) end runs with stop reasons, never exceptions
           id: "a",
           name: "A",
           tools: [addTool],
-          llm: { provider: "mock", model: "unpriced", pricing: { output: 1 }, script: [addTurn(1), addTurn(2), { text: "done" }] },
+          llm: {
+            provider: "mock",
+            model: "unpriced",
+            pricing: { output: 1 },
+            script: [addTurn(1), addTurn(2), { text: "done" }],
+          },
         },
       ],
     });
-    const chunks = await collect(runtime.stream({ agentId: "a", inputText: "go", budget: { maxCostUsd: 0.000001 } }));
+    const chunks = await collect(
+      runtime.stream({ agentId: "a", inputText: "go", budget: { maxCostUsd: 0.000001 } }),
+    );
     expect(chunks.filter((chunk) => chunk.kind === "budget.cost_skipped")).toHaveLength(1);
     expect(chunks.at(-1)!.result).toMatchObject({ stopReason: "completed", usage: { costUsd: null } });
     await runtime.close();

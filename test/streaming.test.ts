@@ -30,14 +30,20 @@ describe("streaming (RT-8)", () => {
 
   it("filters by kind", async () => {
     const { runtime } = await runtimeWith([{ deltas: ["a", "b"] }]);
-    const chunks = await collect(runtime.stream({ agentId: "a", inputText: "go" }, { kinds: ["llm.delta", "run.finished"] }));
+    const chunks = await collect(
+      runtime.stream({ agentId: "a", inputText: "go" }, { kinds: ["llm.delta", "run.finished"] }),
+    );
     expect(chunks.map((chunk) => chunk.kind)).toEqual(["llm.delta", "llm.delta", "run.finished"]);
     await runtime.close();
   });
 
   it("keeps two concurrent runs on one runtime apart", async () => {
     const script = (word: string) =>
-      Array.from({ length: 3 }, (_unused, index) => ({ deltas: [`${word}${index}`, "-"], delayMs: 2, toolCalls: index < 2 ? [toolCall("add", { a: index, b: 1 })] : undefined }));
+      Array.from({ length: 3 }, (_unused, index) => ({
+        deltas: [`${word}${index}`, "-"],
+        delayMs: 2,
+        toolCalls: index < 2 ? [toolCall("add", { a: index, b: 1 })] : undefined,
+      }));
     const { runtime } = await runtimeWith([
       ...script("left").flatMap((turn, index) => [turn, { ...script("right")[index]! }]),
     ]);
@@ -60,7 +66,10 @@ describe("streaming (RT-8)", () => {
   });
 
   it("a consumer that leaves early detaches; the run goes on to the end", async () => {
-    const { runtime } = await runtimeWith([{ toolCalls: [toolCall("add", { a: 1, b: 1 })] }, { deltas: ["x", "y"], delayMs: 5 }]);
+    const { runtime } = await runtimeWith([
+      { toolCalls: [toolCall("add", { a: 1, b: 1 })] },
+      { deltas: ["x", "y"], delayMs: 5 },
+    ]);
     for await (const chunk of runtime.stream({ agentId: "a", runId: "r1", inputText: "go" })) {
       if (chunk.kind === "step.started") break;
     }

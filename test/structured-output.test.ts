@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { BasePattern, ModelRetryError, OutputValidationError, registerPattern, type StepAction } from "../src/index.js";
+import {
+  BasePattern,
+  ModelRetryError,
+  OutputValidationError,
+  registerPattern,
+  type StepAction,
+} from "../src/index.js";
 import { collect, runtimeWith } from "./support/harness.js";
 
 const Answer = z.object({ value: z.string(), confidence: z.number() });
@@ -14,7 +20,10 @@ describe("structured output (RT-9)", () => {
   });
 
   it("retries with the error in scratch and a validation.retry chunk, then succeeds", async () => {
-    const { runtime, model } = await runtimeWith([{ text: '{"value": 4}' }, { text: '{"value": "4", "confidence": 1}' }]);
+    const { runtime, model } = await runtimeWith([
+      { text: '{"value": 4}' },
+      { text: '{"value": "4", "confidence": 1}' },
+    ]);
     const chunks = await collect(runtime.stream({ agentId: "a", inputText: "2+2?", outputType: Answer }));
     const retries = chunks.filter((chunk) => chunk.kind === "validation.retry");
     expect(retries).toHaveLength(1);
@@ -47,7 +56,12 @@ describe("structured output (RT-9)", () => {
     expect(error.outputType).toBe(Answer);
     expect(result.errorDetails?.code).toBe("execution.output_validation");
     await expect(
-      (await runtimeWith([{ text: "x" }])).runtime.run({ agentId: "a", inputText: "?", outputType: Answer, budget: { maxValidationRetries: 0 } }),
+      (await runtimeWith([{ text: "x" }])).runtime.run({
+        agentId: "a",
+        inputText: "?",
+        outputType: Answer,
+        budget: { maxValidationRetries: 0 },
+      }),
     ).rejects.toBeInstanceOf(OutputValidationError);
     await runtime.close();
   });
@@ -63,7 +77,9 @@ describe("structured output (RT-9)", () => {
       }
     }
     registerPattern("picky", () => () => new Picky());
-    const { runtime } = await runtimeWith([{ text: "bad" }, { text: "good" }], { pattern: { type: "picky" } });
+    const { runtime } = await runtimeWith([{ text: "bad" }, { text: "good" }], {
+      pattern: { type: "picky" },
+    });
     const chunks = await collect(runtime.stream({ agentId: "a", inputText: "?" }));
     expect(chunks.find((chunk) => chunk.kind === "validation.retry")!.payload.error).toBe("not good: bad");
     expect(chunks.at(-1)!.result!.finalOutput).toBe("good");

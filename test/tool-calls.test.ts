@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, type HookContext, registerToolExecutor, SuspendToolCall, type ToolCallState, type ToolMessage } from "../src/index.js";
+import {
+  defineTool,
+  type HookContext,
+  registerToolExecutor,
+  SuspendToolCall,
+  type ToolCallState,
+  type ToolMessage,
+} from "../src/index.js";
 import { addTool, collect, runtimeWith, toolCall } from "./support/harness.js";
 
 function toolMessages(transcript: readonly { role: string }[]): ToolMessage[] {
@@ -21,14 +28,19 @@ describe("tool calls: one result per call (LC-7)", () => {
       ok: false,
       error: {
         code: "tool.validation",
-        message: expect.stringContaining("Malformed arguments for tool 'add': the arguments are not valid JSON"),
+        message: expect.stringContaining(
+          "Malformed arguments for tool 'add': the arguments are not valid JSON",
+        ),
       },
     });
     await runtime.close();
   });
 
   it("refuses arguments that fail the schema, naming the path", async () => {
-    const { runtime, model } = await runtimeWith([{ toolCalls: [toolCall("add", { a: "one", b: 2 })] }, { text: "ok" }]);
+    const { runtime, model } = await runtimeWith([
+      { toolCalls: [toolCall("add", { a: "one", b: 2 })] },
+      { text: "ok" },
+    ]);
     await runtime.runDetailed({ agentId: "a", inputText: "go" });
     const [message] = toolMessages(model.requests[1]!.messages);
     expect(JSON.parse(message!.content).error.message).toMatch(/^Invalid arguments for tool 'add':\n- a: /);
@@ -36,7 +48,10 @@ describe("tool calls: one result per call (LC-7)", () => {
   });
 
   it("answers an unknown tool with a near match", async () => {
-    const { runtime, model } = await runtimeWith([{ toolCalls: [toolCall("addd", { a: 1, b: 2 })] }, { text: "ok" }]);
+    const { runtime, model } = await runtimeWith([
+      { toolCalls: [toolCall("addd", { a: 1, b: 2 })] },
+      { text: "ok" },
+    ]);
     await runtime.runDetailed({ agentId: "a", inputText: "go" });
     const [message] = toolMessages(model.requests[1]!.messages);
     expect(JSON.parse(message!.content).error).toEqual({
@@ -59,7 +74,12 @@ describe("tool calls: one result per call (LC-7)", () => {
     });
     const chunks = await collect(runtime.stream({ agentId: "a", inputText: "go" }));
     const finished = chunks.find((chunk) => chunk.kind === "tool.finished")!;
-    expect(finished.payload).toMatchObject({ toolId: "broken", error: "disk on fire", code: "tool.error", ok: false });
+    expect(finished.payload).toMatchObject({
+      toolId: "broken",
+      error: "disk on fire",
+      code: "tool.error",
+      ok: false,
+    });
     expect(chunks.some((chunk) => chunk.kind === "tool.started")).toBe(true);
     expect(toolMessages(model.requests[1]!.messages)[0]!.content).toBe(
       JSON.stringify({ ok: false, error: { code: "tool.error", message: "disk on fire" } }),
@@ -135,7 +155,10 @@ describe("tool calls: one result per call (LC-7)", () => {
       },
     ]);
     expect(chunks.filter((chunk) => chunk.kind === "tool.suspended")).toHaveLength(1);
-    expect(chunks.find((chunk) => chunk.kind === "tool.finished")!.payload).toMatchObject({ toolCallId: "a1", result: 3 });
+    expect(chunks.find((chunk) => chunk.kind === "tool.finished")!.payload).toMatchObject({
+      toolCallId: "a1",
+      result: 3,
+    });
     const record = await runtime.getRun(result.runId);
     expect(record).toMatchObject({ status: "waiting", stopReason: "suspended" });
     await runtime.close();
@@ -187,13 +210,21 @@ describe("tool calls: one result per call (LC-7)", () => {
     const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
     expect(result.stopReason).toBe("completed");
     expect(order).toEqual(["start slow", "start fast", "end fast", "end slow"]);
-    expect(toolMessages(model.requests[1]!.messages).map((message) => message.toolCallId)).toEqual(["s", "f"]);
+    expect(toolMessages(model.requests[1]!.messages).map((message) => message.toolCallId)).toEqual([
+      "s",
+      "f",
+    ]);
     await runtime.close();
   });
 
   it("a policy refusal fails only that call and the run goes on", async () => {
     registerToolExecutor("unlucky_policy", () => ({
-      execute: async (request: { toolId: string; tool: { invoke: (p: unknown, c: unknown) => unknown }; params: unknown; context: unknown }) => ({
+      execute: async (request: {
+        toolId: string;
+        tool: { invoke: (p: unknown, c: unknown) => unknown };
+        params: unknown;
+        context: unknown;
+      }) => ({
         toolId: request.toolId,
         success: true,
         data: await request.tool.invoke(request.params, request.context),
@@ -232,7 +263,11 @@ describe("tool calls: one result per call (LC-7)", () => {
       tools: [streamer],
     });
     const chunks = await collect(runtime.stream({ agentId: "a", inputText: "go" }));
-    expect(chunks.filter((chunk) => chunk.kind === "tool.delta").map((chunk) => chunk.payload.text)).toEqual(["k", "ee", "l"]);
+    expect(chunks.filter((chunk) => chunk.kind === "tool.delta").map((chunk) => chunk.payload.text)).toEqual([
+      "k",
+      "ee",
+      "l",
+    ]);
     expect(chunks.find((chunk) => chunk.kind === "tool.finished")!.payload.result).toBe("keel");
     await runtime.close();
   });

@@ -70,7 +70,7 @@ describe("EVENT_SCHEMAS", () => {
       requiredPayload: [],
       optionalPayload: ["reason"],
     });
-    expect(EVENT_SCHEMAS["llm.finished"]?.optionalPayload).toEqual(["usage", "durationMs"]);
+    expect(EVENT_SCHEMAS["llm.finished"]?.optionalPayload).toEqual(["usage", "stopReason", "durationMs"]);
   });
 
   it("is frozen", () => {

@@ -43,7 +43,7 @@ const ROWS: readonly SchemaRow[] = [
     "",
     "The model streamed a piece of reasoning text, which is never part of the answer.",
   ],
-  ["llm.finished", "model", "usage durationMs", "A model call returned its complete response."],
+  ["llm.finished", "model", "usage stopReason durationMs", "A model call returned its complete response."],
   ["llm.failed", "model error errorDetails", "", "A model call failed after its retries were spent."],
   ["usage.updated", "usage", "", "The run's token and cost totals changed after a model call."],
   [

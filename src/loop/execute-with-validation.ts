@@ -56,7 +56,9 @@ export function parseStructuredOutput(raw: unknown): unknown {
   if (typeof raw !== "string") return raw;
   const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/.exec(raw);
   const text = (fenced ? fenced[1]! : raw).trim();
-  if (!(text.startsWith("{") || text.startsWith("[") || text === "null" || text === "true" || text === "false")) {
+  if (
+    !(text.startsWith("{") || text.startsWith("[") || text === "null" || text === "true" || text === "false")
+  ) {
     return raw;
   }
   try {

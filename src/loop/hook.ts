@@ -71,7 +71,10 @@ export interface Hook {
   stepStart?(ctx: HookContext): void | Promise<void>;
   beforeInference?(ctx: HookContext): void | Promise<void>;
   afterInference?(ctx: HookContext): void | Promise<void>;
-  toolGate?(ctx: HookContext, call: ToolCallState): ToolGateDecision | undefined | Promise<ToolGateDecision | undefined>;
+  toolGate?(
+    ctx: HookContext,
+    call: ToolCallState,
+  ): ToolGateDecision | undefined | Promise<ToolGateDecision | undefined>;
   beforeToolExecute?(ctx: HookContext): void | Promise<void>;
   afterToolExecute?(ctx: HookContext): void | Promise<void>;
   stepEnd?(ctx: HookContext): void | Promise<void>;

@@ -1,4 +1,9 @@
-import type { ModelCallOptions, ModelOutputSchema, ModelRequest, ModelToolSpec } from "../models/language-model.js";
+import type {
+  ModelCallOptions,
+  ModelOutputSchema,
+  ModelRequest,
+  ModelToolSpec,
+} from "../models/language-model.js";
 import type { Message, TextPart } from "../models/message.js";
 import type { CancelScope } from "./cancel-scope.js";
 

@@ -1,7 +1,10 @@
 import type { Hook, HookContext, Phase, ToolCallState, ToolGateDecision } from "./hook.js";
 
 type PhaseHandler = (ctx: HookContext) => void | Promise<void>;
-type GateHandler = (ctx: HookContext, call: ToolCallState) => ToolGateDecision | undefined | Promise<ToolGateDecision | undefined>;
+type GateHandler = (
+  ctx: HookContext,
+  call: ToolCallState,
+) => ToolGateDecision | undefined | Promise<ToolGateDecision | undefined>;
 
 /**
  * An agent's hooks sorted by phase once, when the agent is loaded, so a phase without hooks costs one length

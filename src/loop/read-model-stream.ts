@@ -41,11 +41,16 @@ export async function readModelStream(
           sink.onReasoningDelta?.(part.text);
           break;
         case "reasoning":
-          (reasoning ??= []).push(part.reasoning);
+          if (reasoning === null) reasoning = [];
+          reasoning.push(part.reasoning);
           break;
         case "tool-call-delta": {
           partial ??= [];
-          const entry = (partial[part.index] ??= { id: "", name: "", text: "" });
+          let entry = partial[part.index];
+          if (entry === undefined) {
+            entry = { id: "", name: "", text: "" };
+            partial[part.index] = entry;
+          }
           if (part.id) entry.id = part.id;
           if (part.name) entry.name += part.name;
           entry.text += part.argumentsDelta;
@@ -68,9 +73,12 @@ export async function readModelStream(
     }
   } catch (error) {
     if (KeelError.isInstance(error) || scope.cancelled) throw error;
-    throw new LLMConnectionError(`The model stream failed: ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-    });
+    throw new LLMConnectionError(
+      `The model stream failed: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
   if (partial !== null) {
     for (const entry of partial) if (entry) toolCalls.push(toToolCall(entry.id, entry.name, entry.text));
@@ -93,7 +101,13 @@ export function toToolCall(id: string, name: string, input: string | Record<stri
     if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
       return { id: callId, name, arguments: parsed as Record<string, unknown>, rawArguments: input };
     }
-    return { id: callId, name, arguments: {}, rawArguments: input, argumentsError: "the arguments are not a JSON object" };
+    return {
+      id: callId,
+      name,
+      arguments: {},
+      rawArguments: input,
+      argumentsError: "the arguments are not a JSON object",
+    };
   } catch (error) {
     return {
       id: callId,

@@ -1,4 +1,5 @@
 import { BudgetExhausted } from "../errors/error-classes.js";
+import { toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { ModelRequest } from "../models/language-model.js";
 import type { Message, ToolCall } from "../models/message.js";
@@ -82,7 +83,8 @@ export class RunDriver implements PatternDriver {
   /** Throw the pending termination, if any: the cancel scope's, or a stop a hook asked for. */
   checkpointBoundary(): void {
     if (this.scope.termination !== null) throw new TerminateRun(this.scope.termination);
-    if (this.stopRequested !== null) throw new TerminateRun({ type: "behavior_requested", value: this.stopRequested });
+    if (this.stopRequested !== null)
+      throw new TerminateRun({ type: "behavior_requested", value: this.stopRequested });
   }
 
   async runStep(body: () => Promise<StepAction>): Promise<StepAction> {
@@ -97,13 +99,16 @@ export class RunDriver implements PatternDriver {
     if (hooks.stepStart.length > 0) await hooks.run("stepStart", this.hookContext("stepStart"));
     const timeoutMs = this.limits.stepTimeoutMs;
     const deadline =
-      timeoutMs > 0 ? deadlines.add(timeoutMs, () => this.scope.cancel({ type: "stopped", value: "timeout" })) : null;
+      timeoutMs > 0
+        ? deadlines.add(timeoutMs, () => this.scope.cancel({ type: "stopped", value: "timeout" }))
+        : null;
     let action: StepAction;
     try {
       action = await body();
     } catch (error) {
       deadline?.cancel();
-      if (error instanceof TerminateRun && error.termination.type === "suspended") await this.endStep(step, "suspended");
+      if (error instanceof TerminateRun && error.termination.type === "suspended")
+        await this.endStep(step, "suspended");
       throw error;
     }
     deadline?.cancel();
@@ -156,27 +161,41 @@ export class RunDriver implements PatternDriver {
           this.log.emit("budget.cost_skipped", { limit: maxCostUsd, reason: "cost_unavailable" });
         }
       } else {
-        const projected = usage.costUsd + (projectedInputTokens / 1_000_000) * (this.agent.pricing.input ?? 0);
-        if (projected > maxCostUsd) throw this.budgetExhausted("cost_budget", usage.costUsd, maxCostUsd, "USD");
+        const projected =
+          usage.costUsd + (projectedInputTokens / 1_000_000) * (this.agent.pricing.input ?? 0);
+        if (projected > maxCostUsd)
+          throw this.budgetExhausted("cost_budget", usage.costUsd, maxCostUsd, "USD");
       }
     }
   }
 
   private budgetExhausted(kind: string, current: number, limit: number, unit: string): TerminateRun {
-    const error = new BudgetExhausted(`The run's ${kind.replace("_", " ")} is exhausted: ${round(current)} of ${limit} ${unit}`, {
-      kind,
-      current,
-      limit,
-      hint: `Raise the limit in the run's budget, or give the agent a smaller task`,
-      context: { agentId: this.ctx.agentId, sessionId: this.ctx.sessionId, runId: this.ctx.runId, step: this.step },
-    });
+    const error = new BudgetExhausted(
+      `The run's ${kind.replace("_", " ")} is exhausted: ${round(current)} of ${limit} ${unit}`,
+      {
+        kind,
+        current,
+        limit,
+        hint: `Raise the limit in the run's budget, or give the agent a smaller task`,
+        context: {
+          agentId: this.ctx.agentId,
+          sessionId: this.ctx.sessionId,
+          runId: this.ctx.runId,
+          step: this.step,
+        },
+      },
+    );
     return new TerminateRun({ type: "stopped", value: kind }, error);
   }
 
   async callLlm(overrides: Partial<ModelRequest> = {}): Promise<ModelResponse> {
     this.checkpointBoundary();
     const agent = this.agent;
-    const request = new ModelCallRequest(overrides.messages ?? this.ctx.transcript, overrides.options ?? agent.modelOptions, this.scope);
+    const request = new ModelCallRequest(
+      overrides.messages ?? this.ctx.transcript,
+      overrides.options ?? agent.modelOptions,
+      this.scope,
+    );
     const system = overrides.system ?? this.systemPrompt();
     if (system !== undefined) request.system = system;
     const tools = overrides.tools ?? (agent.toolSpecs.length > 0 ? agent.toolSpecs : undefined);
@@ -197,17 +216,26 @@ export class RunDriver implements PatternDriver {
     }
     this.log.emit("llm.called", { model: agent.model.modelId, hasTools: (request.tools?.length ?? 0) > 0 });
     let response: ModelResponse;
+    const startedAt = performance.now();
     try {
       response = await readModelStream(agent.model.stream(request), this, this.scope, agent.model.modelId);
     } catch (error) {
       if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
       this.consecutiveErrors++;
-      this.log.emit("llm.failed", { model: agent.model.modelId, error: (error as Error).message, errorDetails: undefined });
+      this.log.emit("llm.failed", {
+        model: agent.model.modelId,
+        error: (error as Error).message,
+        errorDetails: undefined,
+      });
       throw error;
     }
     this.checkpointBoundary();
     const usage = this.ctx.usage;
-    accumulateUsage(usage, response.usage, response.usage ? computeCost(response.usage, agent.pricing) : undefined);
+    accumulateUsage(
+      usage,
+      response.usage,
+      response.usage ? computeCost(response.usage, agent.pricing) : undefined,
+    );
     this.lastText = response.text;
     if (hooks.afterInference.length > 0) {
       const context = this.hookContext("afterInference");
@@ -217,7 +245,11 @@ export class RunDriver implements PatternDriver {
     }
     this.requestedTools = response.toolCalls.length > 0 ? response.toolCalls.map((call) => call.name) : EMPTY;
     this.stepCalls = response.toolCalls;
-    this.log.emit("llm.finished", { model: response.model, usage: response.usage, stopReason: response.stopReason });
+    this.log.emit("llm.finished", {
+      model: response.model,
+      usage: response.usage,
+      stopReason: response.stopReason,
+    });
     if (this.limits.maxCostUsd !== undefined || this.limits.maxTotalTokens !== undefined) this.checkBudgets();
     return response;
   }
@@ -237,16 +269,24 @@ export class RunDriver implements PatternDriver {
   }
 
   async callTool(toolId: string, params: Record<string, unknown>): Promise<unknown> {
-    const [state] = await executeToolStage(this, [{ id: `call_${this.ctx.runId}_${++toolCallCounter}`, name: toolId, arguments: params }], {
-      appendResults: false,
-    });
+    const [state] = await executeToolStage(
+      this,
+      [{ id: `call_${this.ctx.runId}_${++toolCallCounter}`, name: toolId, arguments: params }],
+      {
+        appendResults: false,
+      },
+    );
     if (state!.status === "succeeded") return state!.result;
     throw new Error(state!.error?.message ?? `Tool '${toolId}' failed`);
   }
 
   async callToolBatch(calls: readonly (readonly [string, Record<string, unknown>])[]): Promise<unknown[]> {
     const batchId = `batch_${++toolCallCounter}`;
-    const toolCalls = calls.map(([name, params]) => ({ id: `call_${this.ctx.runId}_${++toolCallCounter}`, name, arguments: params }));
+    const toolCalls = calls.map(([name, params]) => ({
+      id: `call_${this.ctx.runId}_${++toolCallCounter}`,
+      name,
+      arguments: params,
+    }));
     const startedAt = performance.now();
     this.log.emit("tool.batch.started", {
       batchId,
@@ -261,7 +301,9 @@ export class RunDriver implements PatternDriver {
       failures: states.length - successes,
       durationMs: performance.now() - startedAt,
     });
-    return states.map((state) => (state.status === "succeeded" ? state.result : new Error(state.error?.message ?? "failed")));
+    return states.map((state) =>
+      state.status === "succeeded" ? state.result : new Error(state.error?.message ?? "failed"),
+    );
   }
 
   toolCallContext(state: ToolCallState, tool: Tool, resumeInput: unknown): ToolCallContext {
@@ -325,7 +367,10 @@ export class RunDriver implements PatternDriver {
     if (!count) return 0;
     let total = 0;
     for (const message of request.messages) {
-      total += count.call(this.agent.model, typeof message.content === "string" ? message.content : JSON.stringify(message.content));
+      total += count.call(
+        this.agent.model,
+        typeof message.content === "string" ? message.content : JSON.stringify(message.content),
+      );
     }
     return total;
   }
@@ -339,7 +384,10 @@ function toOutcome(state: ToolCallState): ToolCallOutcome {
   const outcome: ToolCallOutcome = {
     toolCallId: state.id,
     toolId: state.toolId,
-    status: state.status === "succeeded" || state.status === "cancelled" || state.status === "suspended" ? state.status : "failed",
+    status:
+      state.status === "succeeded" || state.status === "cancelled" || state.status === "suspended"
+        ? state.status
+        : "failed",
   };
   if (state.result !== undefined) outcome.result = state.result;
   if (state.error !== undefined) outcome.error = state.error;

@@ -1,7 +1,7 @@
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import { getLogger } from "../logging/logger.js";
 import type { RunEventLog } from "../events/run-event-log.js";
+import { getLogger } from "../logging/logger.js";
 import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import {
   createRunUsage,
@@ -10,10 +10,10 @@ import {
   type SuspendedToolCall,
   type TerminationReason,
 } from "../runtime/run-types.js";
-import type { SessionManager } from "../sessions/session-manager.js";
 import { toJsonSchema } from "../schema/to-json-schema.js";
+import type { SessionManager } from "../sessions/session-manager.js";
 import { deadlines } from "../util/deadline-queue.js";
-import { CancelScope } from "./cancel-scope.js";
+import type { CancelScope } from "./cancel-scope.js";
 import { createRunContext } from "./create-run-context.js";
 import { executeWithValidation } from "./execute-with-validation.js";
 import type { RunContext } from "./run-context.js";
@@ -82,7 +82,12 @@ export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcom
     firstNewMessage = await prepareContext(input, ctx, driver);
     const pattern = agent.createPattern();
     await pattern.setup(ctx, driver);
-    output = await executeWithValidation(pattern, driver, request.outputType, budget.maxValidationRetries ?? 3);
+    output = await executeWithValidation(
+      pattern,
+      driver,
+      request.outputType,
+      budget.maxValidationRetries ?? 3,
+    );
     driver.checkpointBoundary();
     termination = { type: "natural_end" };
     ctx.scratch.finalOutput = output;
@@ -103,7 +108,13 @@ export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcom
     durationDeadline?.cancel();
   }
   if (error !== undefined && (error.context.runId === undefined || error.context.agentId === undefined)) {
-    error.context = { agentId: agent.id, sessionId: request.sessionId, runId: request.runId, step: driver.step, ...error.context };
+    error.context = {
+      agentId: agent.id,
+      sessionId: request.sessionId,
+      runId: request.runId,
+      step: driver.step,
+      ...error.context,
+    };
   }
   const stopReason = stopReasonOf(termination);
   const result: RunResult = {
@@ -130,8 +141,10 @@ export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcom
       getLogger().error(`runEnd hook failed: ${(hookError as Error).message}`, { runId: request.runId });
     }
   }
-  if (stopReason === "failed") log.emit("run.failed", { error: result.error, errorDetails: result.errorDetails });
-  if (stopReason === "cancelled") log.emit("run.cancelled", { reason: termination.type === "cancelled" ? termination.value : undefined });
+  if (stopReason === "failed")
+    log.emit("run.failed", { error: result.error, errorDetails: result.errorDetails });
+  if (stopReason === "cancelled")
+    log.emit("run.cancelled", { reason: termination.type === "cancelled" ? termination.value : undefined });
   log.emit("run.finished", { result });
   return { result, context: ctx, newMessages: ctx.transcript.slice(firstNewMessage) };
 }
@@ -234,10 +247,13 @@ function terminationError(termination: TerminationReason, driver: RunDriver): Ke
 function stoppedError(condition: string, driver: RunDriver, step: number): KeelError {
   switch (condition) {
     case "max_steps":
-      return new KeelError(`The run reached its step limit (${driver.limits.maxSteps}) before a final answer`, {
-        code: ERROR_CODES.MAX_STEPS,
-        hint: "Raise runtime.max_steps in the agent's config or budget.maxSteps in the request",
-      });
+      return new KeelError(
+        `The run reached its step limit (${driver.limits.maxSteps}) before a final answer`,
+        {
+          code: ERROR_CODES.MAX_STEPS,
+          hint: "Raise runtime.max_steps in the agent's config or budget.maxSteps in the request",
+        },
+      );
     case "max_tool_calls":
       return new KeelError(`The run reached its tool call limit (${driver.request.budget?.maxToolCalls})`, {
         code: ERROR_CODES.MAX_STEPS,

@@ -20,7 +20,15 @@ const RUN_ALLOWED = new Set([
   "waiting>done",
 ]);
 
-const CALL: ToolCallStatus[] = ["new", "running", "suspended", "resuming", "succeeded", "failed", "cancelled"];
+const CALL: ToolCallStatus[] = [
+  "new",
+  "running",
+  "suspended",
+  "resuming",
+  "succeeded",
+  "failed",
+  "cancelled",
+];
 const CALL_ALLOWED = new Set([
   "new>running",
   "new>suspended",

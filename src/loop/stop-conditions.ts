@@ -47,12 +47,14 @@ function compile(spec: StopConditionSpec): Check | null {
     case "token_budget": {
       const { max_total } = spec;
       if (max_total <= 0) return null;
-      return (facts) => (facts.totalTokens > max_total ? `used ${facts.totalTokens} of ${max_total} tokens` : null);
+      return (facts) =>
+        facts.totalTokens > max_total ? `used ${facts.totalTokens} of ${max_total} tokens` : null;
     }
     case "consecutive_errors": {
       const { max } = spec;
       if (max <= 0) return null;
-      return (facts) => (facts.consecutiveErrors >= max ? `${facts.consecutiveErrors} failed steps in a row` : null);
+      return (facts) =>
+        facts.consecutiveErrors >= max ? `${facts.consecutiveErrors} failed steps in a row` : null;
     }
     case "stop_on_tool": {
       const name = spec.tool_name;

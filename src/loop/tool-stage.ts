@@ -2,16 +2,20 @@ import { nearMatch } from "../config/near-match.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import type { ToolCall } from "../models/message.js";
 import type { ResumeMode } from "../runtime/run-types.js";
-import { formatToolError, formatToolResult } from "../tools/format-tool-result.js";
 import { asToolError } from "../tools/executors/safe-tool-executor.js";
+import { formatToolError, formatToolResult } from "../tools/format-tool-result.js";
 import { isSuspendToolCall } from "../tools/suspend-tool-call.js";
 import type { Tool } from "../tools/tool.js";
-import { isBatchToolExecutor, isPolicyToolExecutor, type ToolExecutionResult } from "../tools/tool-executor.js";
+import {
+  isBatchToolExecutor,
+  isPolicyToolExecutor,
+  type ToolExecutionResult,
+} from "../tools/tool-executor.js";
 import type { ToolCallState, ToolGateDecision } from "./hook.js";
 import type { RunDriver } from "./run-driver.js";
-import { transitionToolCall } from "./run-status.js";
 import { TerminateRun } from "./run-signals.js";
-import { ToolCallContext } from "./tool-call-context.js";
+import { transitionToolCall } from "./run-status.js";
+import type { ToolCallContext } from "./tool-call-context.js";
 
 export const INTERRUPTED = "[Tool execution was interrupted]";
 
@@ -58,7 +62,12 @@ export async function executeToolStage(
     if (refusal) continue;
     if (maxToolCalls !== undefined && driver.ctx.usage.toolCalls + allowed.length >= maxToolCalls) {
       limitReached = true;
-      fail(driver, state, ERROR_CODES.MAX_STEPS, `Tool call limit (${maxToolCalls}) reached; the call was not run`);
+      fail(
+        driver,
+        state,
+        ERROR_CODES.MAX_STEPS,
+        `Tool call limit (${maxToolCalls}) reached; the call was not run`,
+      );
       continue;
     }
     const decision = await gate(driver, entry);
@@ -69,7 +78,13 @@ export async function executeToolStage(
         allowed.push(entry);
         break;
       case "suspend":
-        suspend(driver, state, decision.reason, decision.resumeMode ?? "replay_tool_call", decision.responseSchema);
+        suspend(
+          driver,
+          state,
+          decision.reason,
+          decision.resumeMode ?? "replay_tool_call",
+          decision.responseSchema,
+        );
         break;
       case "setResult":
         succeed(driver, entry, decision.result, 0);
@@ -135,13 +150,23 @@ async function admit(driver: RunDriver, entry: StagedCall, call: ToolCall): Prom
     return true;
   }
   if (call.argumentsError !== undefined) {
-    fail(driver, state, ERROR_CODES.TOOL_VALIDATION, `Malformed arguments for tool '${call.name}': ${call.argumentsError}`);
+    fail(
+      driver,
+      state,
+      ERROR_CODES.TOOL_VALIDATION,
+      `Malformed arguments for tool '${call.name}': ${call.argumentsError}`,
+    );
     return true;
   }
   if (tool.validateParams) {
     const outcome = await tool.validateParams(state.params);
     if (!outcome.ok) {
-      fail(driver, state, ERROR_CODES.TOOL_VALIDATION, `Invalid arguments for tool '${call.name}':\n${outcome.error}`);
+      fail(
+        driver,
+        state,
+        ERROR_CODES.TOOL_VALIDATION,
+        `Invalid arguments for tool '${call.name}':\n${outcome.error}`,
+      );
       return true;
     }
     state.params = outcome.value as Record<string, unknown>;
@@ -164,13 +189,24 @@ async function gate(driver: RunDriver, entry: StagedCall): Promise<ToolGateDecis
   }
   const spec = context.executionSpec;
   const needsApproval =
-    spec.approvalMode === "always" || (tool.requiresApproval !== undefined && (await tool.requiresApproval(state.params, context)));
-  if (needsApproval) return { action: "suspend", reason: `Tool '${state.toolId}' requires approval`, resumeMode: "replay_tool_call" };
+    spec.approvalMode === "always" ||
+    (tool.requiresApproval !== undefined && (await tool.requiresApproval(state.params, context)));
+  if (needsApproval)
+    return {
+      action: "suspend",
+      reason: `Tool '${state.toolId}' requires approval`,
+      resumeMode: "replay_tool_call",
+    };
   const executor = driver.agent.toolExecutor;
   if (isPolicyToolExecutor(executor)) {
     const policy = await executor.evaluatePolicy(context);
     if (!policy.allowed) {
-      fail(driver, state, ERROR_CODES.PERMISSION_DENIED, `Policy denied tool '${state.toolId}': ${policy.reason}`);
+      fail(
+        driver,
+        state,
+        ERROR_CODES.PERMISSION_DENIED,
+        `Policy denied tool '${state.toolId}': ${policy.reason}`,
+      );
       return "refused";
     }
   }
@@ -192,7 +228,12 @@ function start(driver: RunDriver, entry: StagedCall): number {
   return performance.now();
 }
 
-async function settle(driver: RunDriver, entry: StagedCall, result: ToolExecutionResult, startedAt: number): Promise<void> {
+async function settle(
+  driver: RunDriver,
+  entry: StagedCall,
+  result: ToolExecutionResult,
+  startedAt: number,
+): Promise<void> {
   const { state } = entry;
   const tool = entry.tool!;
   const context = entry.context!;
@@ -200,7 +241,12 @@ async function settle(driver: RunDriver, entry: StagedCall, result: ToolExecutio
   const durationMs = performance.now() - startedAt;
   if (tool.afterInvoke) {
     try {
-      await tool.afterInvoke(state.params, context, result.data, result.success ? undefined : result.exception);
+      await tool.afterInvoke(
+        state.params,
+        context,
+        result.data,
+        result.success ? undefined : result.exception,
+      );
     } catch {
       // afterInvoke is advisory; its failure never changes the call's outcome.
     }
@@ -212,11 +258,13 @@ async function settle(driver: RunDriver, entry: StagedCall, result: ToolExecutio
     succeed(driver, entry, result.data, durationMs);
   } else {
     const exception = asToolError(result.exception ?? new Error(result.error ?? "tool failed"), state.toolId);
-    const recovered = tool.fallback && exception.code !== ERROR_CODES.TOOL_CANCELLED
-      ? await tool.fallback(exception, state.params, context)
-      : undefined;
+    const recovered =
+      tool.fallback && exception.code !== ERROR_CODES.TOOL_CANCELLED
+        ? await tool.fallback(exception, state.params, context)
+        : undefined;
     if (recovered !== undefined) succeed(driver, entry, recovered, durationMs);
-    else if (result.metadata.cancelled === true) fail(driver, state, ERROR_CODES.TOOL_CANCELLED, exception.message, durationMs, "cancelled");
+    else if (result.metadata.cancelled === true)
+      fail(driver, state, ERROR_CODES.TOOL_CANCELLED, exception.message, durationMs, "cancelled");
     else fail(driver, state, exception.code, exception.message, durationMs);
   }
   if (driver.agent.hooks.afterToolExecute.length > 0) {
@@ -243,7 +291,12 @@ function fail(
 ): void {
   state.status = transitionToolCall(state.status, status);
   state.error = { code, message };
-  const payload: Record<string, unknown> = { toolCallId: state.id, toolId: state.toolId, error: message, code };
+  const payload: Record<string, unknown> = {
+    toolCallId: state.id,
+    toolId: state.toolId,
+    error: message,
+    code,
+  };
   if (durationMs !== undefined) payload.durationMs = durationMs;
   driver.log.emit("tool.failed", payload);
 }
@@ -259,7 +312,12 @@ function suspend(
   state.suspension = { resumeMode };
   if (reason !== undefined) state.suspension.reason = reason;
   if (responseSchema !== undefined) state.suspension.responseSchema = responseSchema;
-  const payload: Record<string, unknown> = { toolCallId: state.id, toolId: state.toolId, params: state.params, resumeMode };
+  const payload: Record<string, unknown> = {
+    toolCallId: state.id,
+    toolId: state.toolId,
+    params: state.params,
+    resumeMode,
+  };
   if (reason !== undefined) payload.reason = reason;
   driver.log.emit("tool.suspended", payload);
 }
