@@ -66,6 +66,7 @@ describe("the nine phases (LC-3)", () => {
     const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
     expect(result.stopReason).toBe("failed");
     expect(seen).toEqual(["failed:bad request"]);
+    expect(result.usage.llmCalls).toBe(1);
     await runtime.close();
   });
 

@@ -81,6 +81,7 @@ describe("tool calls: one result per call (LC-7)", () => {
       ok: false,
     });
     expect(chunks.some((chunk) => chunk.kind === "tool.started")).toBe(true);
+    expect(chunks.at(-1)!.result!.usage.toolCalls).toBe(1);
     expect(toolMessages(model.requests[1]!.messages)[0]!.content).toBe(
       JSON.stringify({ ok: false, error: { code: "tool.error", message: "disk on fire" } }),
     );

@@ -220,6 +220,7 @@ export class RunDriver implements PatternDriver {
     try {
       response = await readModelStream(agent.model.stream(request), this, this.scope, agent.model.modelId);
     } catch (error) {
+      this.ctx.usage.llmCalls++;
       if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
       this.consecutiveErrors++;
       this.log.emit("llm.failed", {

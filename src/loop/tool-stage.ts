@@ -224,6 +224,8 @@ function start(driver: RunDriver, entry: StagedCall): number {
   const { state } = entry;
   state.status = transitionToolCall(state.status, "running");
   entry.context!.params = state.params;
+  // A call counts once it runs, whatever its outcome; refusals and interruptions never ran.
+  driver.ctx.usage.toolCalls++;
   driver.log.emit("tool.started", { toolCallId: state.id, toolId: state.toolId, params: state.params });
   return performance.now();
 }
@@ -276,7 +278,6 @@ function succeed(driver: RunDriver, entry: StagedCall, data: unknown, durationMs
   const { state } = entry;
   state.status = transitionToolCall(state.status, "succeeded");
   state.result = data;
-  driver.ctx.usage.toolCalls++;
   driver.ctx.toolResults.push({ toolCallId: state.id, toolId: state.toolId, result: data, success: true });
   driver.log.emit("tool.completed", { toolCallId: state.id, toolId: state.toolId, result: data, durationMs });
 }

@@ -1,0 +1,371 @@
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliIO, main, USAGE } from "./cli.js";
+import { describeError } from "./commands/run.js";
+
+const run = promisify(execFile);
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const STACK_LINE = /\n\s+at /;
+
+let dir: string;
+
+// Plain objects with the Tool members, so these tests need no build of the package.
+const TOOLS_MODULE = `
+const spec = {
+  concurrencySafe: false, interruptBehavior: "cancel", sideEffects: "unknown", approvalMode: "inherit",
+  defaultTimeoutMs: null, readsFiles: false, writesFiles: false, supportsStreaming: false,
+};
+function tool(name, invoke, extra = {}) {
+  return {
+    name,
+    description: "The " + name + " tool",
+    schema() { return { type: "object", properties: {} }; },
+    executionSpec() { return { ...spec, ...extra }; },
+    invoke,
+  };
+}
+export const add = tool("add", ({ a, b }) => a + b);
+export const boom = tool("boom", () => { throw new Error("kaboom"); });
+export const shout = tool("shout", ({ text }) => text.repeat(100));
+export const guarded = tool("guarded", ({ a }) => a, { approvalMode: "always" });
+`;
+
+const TOOLS = [
+  { id: "add", impl: "./tools.mjs#add" },
+  { id: "boom", impl: "./tools.mjs#boom" },
+  { id: "shout", impl: "./tools.mjs#shout" },
+  { id: "guarded", impl: "./tools.mjs#guarded" },
+];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "keel-cli-"));
+  await writeFile(join(dir, "tools.mjs"), TOOLS_MODULE, "utf8");
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Write an agent.json with one agent `assistant` answering with `script`. */
+async function config(name: string, script: unknown[], extra: Record<string, unknown> = {}): Promise<string> {
+  const path = join(dir, name);
+  const agent = {
+    id: "assistant",
+    name: "Assistant",
+    llm: { provider: "mock", script },
+    tools: TOOLS,
+    ...extra,
+  };
+  await writeFile(path, JSON.stringify({ agents: [agent] }), "utf8");
+  return path;
+}
+
+async function cli(
+  argv: string[],
+  options: Partial<Pick<CliIO, "env" | "isTTY" | "signal">> = {},
+): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const code = await main(argv, {
+    stdout: { write: (chunk: string) => (out += chunk) },
+    stderr: { write: (chunk: string) => (err += chunk) },
+    env: {},
+    ...options,
+  });
+  return { code, out, err };
+}
+
+const COMPLETED_SCRIPT = [
+  {
+    text: "Working on it.",
+    tool_calls: [{ name: "add", arguments: { a: 2, b: 40 } }],
+    usage: { input_tokens: 10, output_tokens: 4 },
+  },
+  {
+    tool_calls: [{ name: "boom", arguments: { why: "testing" } }],
+    usage: { input_tokens: 10, output_tokens: 4 },
+  },
+  { deltas: ["The sum ", "is 42 ", "and boom failed."], usage: { input_tokens: 10, output_tokens: 4 } },
+];
+
+describe("keel run (readable)", () => {
+  it("streams text, tool lines with arguments, results and durations, and a usage summary", async () => {
+    const path = await config("completed.json", COMPLETED_SCRIPT);
+    const { code, out, err } = await cli(["run", path, "add 2 and 40"]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(out).toContain('Working on it.\n→ add {"a":2,"b":40}\n');
+    expect(out).toMatch(/← add 42 \(\d+(\.\d)? (ms|s)\)\n/);
+    expect(out).toMatch(/→ boom \{"why":"testing"\}\n✗ boom .*kaboom.* \(\d+(\.\d)? (ms|s)\)\n/);
+    expect(out).toContain("The sum is 42 and boom failed.\n");
+    const summary = out.trimEnd().split("\n").at(-1)!;
+    expect(summary).toMatch(
+      /^✓ completed · 3 steps · 3 llm calls · \d+ tool calls? · tokens 30 in \/ 12 out · cost \$0 · run [0-9a-f-]{36}$/,
+    );
+    expect(out).not.toContain("\u001b[");
+  });
+
+  it("cuts long tool values to one line of about 200 characters", async () => {
+    const path = await config("long.json", [
+      { tool_calls: [{ name: "shout", arguments: { text: "abc\ndef " } }] },
+      { text: "done" },
+    ]);
+    const { code, out } = await cli(["run", path, "shout"]);
+    expect(code).toBe(0);
+    const line = out.split("\n").find((text) => text.startsWith("← shout "))!;
+    expect(line).toMatch(/… \(\d+(\.\d)? (ms|s)\)$/);
+    expect(line.length).toBeLessThan(230);
+  });
+
+  it("colours only a terminal without NO_COLOR", async () => {
+    const path = await config("colour.json", [{ text: "hi" }]);
+    const coloured = await cli(["run", path, "hi"], { isTTY: true });
+    expect(coloured.out).toContain("\u001b[");
+    const plain = await cli(["run", path, "hi"], { isTTY: true, env: { NO_COLOR: "1" } });
+    expect(plain.out).not.toContain("\u001b[");
+    expect(plain.out).toMatch(/^hi\n✓ completed · 1 step · 1 llm call · 0 tool calls/);
+  });
+
+  it("exits 1 and prints the error with its hint when the run fails", async () => {
+    // The script has no turn for the model's second call.
+    const path = await config("failed.json", [{ tool_calls: [{ name: "add", arguments: { a: 1, b: 1 } }] }]);
+    const { code, out, err } = await cli(["run", path, "fail please"]);
+    expect(code).toBe(1);
+    expect(out).toMatch(/← add 2 /);
+    expect(out).toMatch(/\n✗ failed · /);
+    expect(err).toContain("LLMResponseError: The scripted model has no turn 2");
+    expect(err).toContain("hint: Add a turn to the script");
+    expect(err).not.toMatch(STACK_LINE);
+  });
+
+  it("exits 1 for a scripted model error", async () => {
+    const path = await config("error-turn.json", [
+      { error: { type: "response", message: "model exploded" } },
+    ]);
+    const { code, out, err } = await cli(["run", path, "hi"]);
+    expect(code).toBe(1);
+    expect(out).toMatch(/✗ failed · /);
+    expect(err).toContain("model exploded");
+    expect(err).not.toMatch(STACK_LINE);
+  });
+
+  it("exits 2 and shows the call awaiting approval when the run suspends", async () => {
+    const path = await config("suspended.json", [{ tool_calls: [{ name: "guarded", arguments: { a: 1 } }] }]);
+    const { code, out, err } = await cli(["run", path, "guarded"]);
+    expect(code).toBe(2);
+    expect(out).toContain('⏸ guarded awaiting approval {"a":1}\n');
+    expect(out).toMatch(/\n⏸ suspended · 1 step · 1 llm call · 0 tool calls · /);
+    expect(err).toMatch(/waiting for a decision on guarded \(call_1_1\)/);
+  });
+
+  it("exits 1 when the run is cancelled", async () => {
+    const path = await config("cancelled.json", [{ text: "never", delay_ms: 5_000 }]);
+    const { code, out } = await cli(["run", path, "hi"], { signal: AbortSignal.abort() });
+    expect(code).toBe(1);
+    expect(out).toMatch(/✗ cancelled · /);
+  });
+
+  it("routes Keel's warnings to the CLI's stderr", async () => {
+    const path = await config("warning.json", [{ text: "ok" }]);
+    const raw = JSON.parse(readFileSync(path, "utf8")) as { agents: { llm: Record<string, unknown> }[] };
+    raw.agents[0]!.llm.temprature = 0.2;
+    await writeFile(path, JSON.stringify(raw), "utf8");
+    const { code, err } = await cli(["run", path, "hi"]);
+    expect(code).toBe(0);
+    expect(err).toContain("[keel] warning: llm option 'temprature'");
+  });
+});
+
+describe("keel run --json", () => {
+  it("prints one chunk per line with sequences from 1 and run.finished last", async () => {
+    const path = await config("json.json", COMPLETED_SCRIPT);
+    const { code, out, err } = await cli(["run", path, "add", "2", "and 40", "--json", "--session", "s-1"]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    const lines = out.trimEnd().split("\n");
+    const chunks = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(chunks.map((chunk) => chunk.sequence)).toEqual(chunks.map((_chunk, index) => index + 1));
+    expect(chunks.at(-1)!.kind).toBe("run.finished");
+    expect((chunks.at(-1)!.result as { stopReason: string }).stopReason).toBe("completed");
+    expect(chunks.every((chunk) => chunk.sessionId === "s-1" && chunk.agentId === "assistant")).toBe(true);
+    const text = chunks
+      .filter((chunk) => chunk.kind === "llm.delta")
+      .map((chunk) => (chunk.payload as { text: string }).text);
+    expect(text.join("")).toContain("The sum is 42 and boom failed.");
+    const started = chunks.find((chunk) => chunk.kind === "tool.started")!;
+    expect(started.payload).toMatchObject({ toolId: "add", params: { a: 2, b: 40 } });
+    const runStarted = chunks[0]!;
+    expect(runStarted.kind).toBe("run.started");
+  });
+
+  it("keeps stdout clean when the config is invalid", async () => {
+    const path = join(dir, "json-bad.json");
+    await writeFile(path, JSON.stringify({ agents: [] }), "utf8");
+    const { code, out, err } = await cli(["run", path, "hi", "--json"]);
+    expect(code).toBe(1);
+    expect(out).toBe("");
+    expect(err).toContain("ConfigValidationError");
+  });
+});
+
+describe("keel run errors", () => {
+  it("prints an invalid config's path and hint without a stack trace", async () => {
+    const path = await config("invalid.json", [], { runtime: { max_step: 3 } });
+    const { code, out, err } = await cli(["run", path, "hi"]);
+    expect(code).toBe(1);
+    expect(out).toBe("");
+    expect(err).toContain("agents[0].runtime.max_step: unknown key 'max_step'");
+    expect(err).toContain("hint: Did you mean 'max_steps'?");
+    expect(err).not.toMatch(STACK_LINE);
+  });
+
+  it("suggests the nearest agent id", async () => {
+    const path = await config("agents.json", [{ text: "hi" }]);
+    const { code, err } = await cli(["run", path, "hi", "--agent", "asistant"]);
+    expect(code).toBe(1);
+    expect(err).toContain("Unknown agent id: 'asistant'");
+    expect(err).toContain("hint: Did you mean 'assistant'?");
+  });
+
+  it("prints a plugin load error, with the stack only under KEEL_DEBUG=1", async () => {
+    const path = await config("plugin.json", [{ text: "hi" }]);
+    const raw = JSON.parse(readFileSync(path, "utf8")) as { agents: { tools: unknown[] }[] };
+    raw.agents[0]!.tools = [{ id: "missing", impl: "./no-such-module.mjs#missing" }];
+    await writeFile(path, JSON.stringify(raw), "utf8");
+    const quiet = await cli(["run", path, "hi"]);
+    expect(quiet.code).toBe(1);
+    expect(quiet.err).toContain("PluginLoadError");
+    expect(quiet.err).toContain("hint:");
+    expect(quiet.err).not.toMatch(STACK_LINE);
+    const loud = await cli(["run", path, "hi"], { env: { KEEL_DEBUG: "1" } });
+    expect(loud.code).toBe(1);
+    expect(loud.err).toMatch(STACK_LINE);
+  });
+
+  it("points at KEEL_DEBUG for an unexpected error", () => {
+    expect(describeError(new TypeError("oops"), false)).toBe(
+      "TypeError: oops\nhint: Set KEEL_DEBUG=1 to print the stack trace.",
+    );
+    expect(describeError(new TypeError("oops"), true)).toMatch(STACK_LINE);
+  });
+});
+
+describe("keel command line", () => {
+  it("suggests the nearest command for an unknown one", async () => {
+    const { code, out, err } = await cli(["rnu", "x.json"]);
+    expect(code).toBe(1);
+    expect(out).toBe("");
+    expect(err).toBe("Unknown command 'rnu'. Did you mean 'run'?\nRun 'keel --help' for usage.\n");
+    const far = await cli(["deploy"]);
+    expect(far.err).toContain("Unknown command 'deploy'. Commands: run, validate, help.");
+    const option = await cli(["--verison"]);
+    expect(option.err).toContain("Unknown option '--verison'. Did you mean '--version'?");
+  });
+
+  it("suggests the nearest flag and checks flag values", async () => {
+    const unknown = await cli(["run", "a.json", "hi", "--agnet", "x"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain("Unknown option '--agnet' for 'keel run'. Did you mean '--agent'?");
+    const missing = await cli(["run", "a.json", "hi", "--agent", "--json"]);
+    expect(missing.err).toContain("Option '--agent' needs a value");
+    const valued = await cli(["run", "a.json", "hi", "--json=yes"]);
+    expect(valued.err).toContain("Option '--json' takes no value");
+    const far = await cli(["validate", "a.json", "--zzz"]);
+    expect(far.err).toContain("Options: --help.");
+  });
+
+  it("asks for the arguments a command needs", async () => {
+    const run = await cli(["run", "a.json"]);
+    expect(run.code).toBe(1);
+    expect(run.err).toContain('Usage: keel run <config> "<input>"');
+    const validate = await cli(["validate"]);
+    expect(validate.code).toBe(1);
+    expect(validate.err).toContain("Usage: keel validate <config>");
+  });
+
+  it("prints the usage for --help, help and a command's --help", async () => {
+    for (const argv of [["--help"], ["-h"], ["help"], ["run", "--help"], ["validate", "-h"]]) {
+      const { code, out, err } = await cli(argv);
+      expect(code).toBe(0);
+      expect(out).toBe(USAGE);
+      expect(err).toBe("");
+    }
+    expect(USAGE).toMatch(/keel run <config> "<input>" \[--agent ID\] \[--session ID\] \[--json\]/);
+    expect(USAGE).toContain("keel validate <config>");
+    const bare = await cli([]);
+    expect(bare.code).toBe(1);
+    expect(bare.err).toBe(USAGE);
+  });
+
+  it("prints the package version", async () => {
+    const { version } = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
+      version: string;
+    };
+    for (const flag of ["--version", "-v"]) {
+      const { code, out } = await cli([flag]);
+      expect(code).toBe(0);
+      expect(out).toBe(`${version}\n`);
+    }
+  });
+
+  it("validates a config", async () => {
+    const path = await config("valid.json", [{ text: "hi" }]);
+    const { code, out } = await cli(["validate", path]);
+    expect(code).toBe(0);
+    expect(out).toBe(`✓ ${path}: 1 agent(s): assistant\n`);
+  });
+});
+
+describe("the built keel bin", () => {
+  const bin = join(repoRoot, "dist/cli/main.js");
+
+  beforeAll(async () => {
+    // Build only when needed: the full build takes seconds and other suites may share dist/.
+    if (!existsSync(bin) || !existsSync(join(repoRoot, "dist/index.js"))) {
+      await run("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: repoRoot });
+    }
+  }, 120_000);
+
+  it("starts from its shebang and validates a config", async () => {
+    const path = await config("bin.json", [{ text: "hi" }]);
+    expect(readFileSync(bin, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+    const { stdout, stderr } = await run(process.execPath, [bin, "validate", path], { cwd: repoRoot });
+    expect(stdout).toBe(`✓ ${path}: 1 agent(s): assistant\n`);
+    expect(stderr).toBe("");
+  });
+
+  it("exits 1 from the bin for an invalid config, without a stack trace", async () => {
+    const path = join(dir, "bin-bad.json");
+    await writeFile(path, "{ nope", "utf8");
+    const failure = (await run(process.execPath, [bin, "validate", path]).catch(
+      (error: unknown) => error,
+    )) as {
+      code: number;
+      stderr: string;
+    };
+    expect(failure.code).toBe(1);
+    expect(failure.stderr).toContain("ConfigLoadError: Invalid JSON");
+    expect(failure.stderr).not.toMatch(STACK_LINE);
+  });
+
+  it("runs the quickstart example offline", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [bin, "run", "examples/quickstart/agent.json", "Add 2 and 40, then count the words"],
+      { cwd: repoRoot },
+    );
+    expect(stdout).toContain('→ add {"a":2,"b":40}\n');
+    expect(stdout).toMatch(/← add 42 \(/);
+    expect(stdout).toMatch(/← word_count 6 \(/);
+    expect(stdout).toContain("The sum is 42 and the sentence has 6 words.\n");
+    expect(stdout).toMatch(
+      /✓ completed · 3 steps · 3 llm calls · 2 tool calls · tokens 280 in \/ 46 out · cost \$0 · run /,
+    );
+  });
+});

@@ -1,0 +1,210 @@
+import { createRequire } from "node:module";
+import { parseArgs } from "node:util";
+import { nearMatch } from "../config/near-match.js";
+import { type Logger, setLogger } from "../logging/logger.js";
+import { describeError, runCommand } from "./commands/run.js";
+import { type OutputStream, validateCommand } from "./commands/validate.js";
+
+/** Where the CLI reads and writes; `main.ts` passes the process's, tests pass buffers. */
+export interface CliIO {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  /** Whether stdout is a terminal (colour is used only then). Default false. */
+  isTTY?: boolean;
+  /** Environment for `NO_COLOR` and `KEEL_DEBUG`; `process.env` when absent. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Aborting it cancels a running `keel run` (main.ts wires Ctrl-C to it). */
+  signal?: AbortSignal;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The flags each command accepts; `parseArgs` option configs. */
+const COMMANDS = {
+  run: {
+    agent: { type: "string" },
+    session: { type: "string" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  validate: {
+    help: { type: "boolean", short: "h" },
+  },
+} as const;
+
+type CommandName = keyof typeof COMMANDS;
+
+const COMMAND_NAMES = [...Object.keys(COMMANDS), "help"];
+
+/** The usage text `keel --help` prints. */
+export const USAGE = `keel — run Keel agents from a config file
+
+Usage:
+  keel run <config> "<input>" [--agent ID] [--session ID] [--json]
+  keel validate <config>
+  keel help | --help
+  keel --version
+
+Commands:
+  run        Run an agent on the input and stream what it does: text, tool calls, a summary
+  validate   Check a config file and list its agents
+
+Options for run:
+  --agent ID     The agent to run (default: the config's first agent)
+  --session ID   Run in this session (default: a new one)
+  --json         Print each stream chunk as one JSON line instead of readable output
+
+Exit codes: 0 completed, 2 suspended (a tool call awaits approval), 1 any other outcome or error.
+Environment: NO_COLOR=1 turns colour off; KEEL_DEBUG=1 prints stack traces.
+`;
+
+/** A command-line mistake: printed with a pointer to the usage, exit 1. */
+class UsageError extends Error {}
+
+/**
+ * The `keel` command line, callable in-process: parses `argv` (without `node` and the script), dispatches to
+ * the command and resolves with the exit code. It never throws and prints stack traces only with KEEL_DEBUG=1.
+ *
+ * @example
+ * process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr });
+ */
+export async function main(argv: readonly string[], io: CliIO): Promise<number> {
+  const env = io.env ?? process.env;
+  // Keel's warnings go to the console by default; the CLI's stderr is where they belong (and tests capture it).
+  const previousLogger = setLogger(streamLogger(io.stderr));
+  try {
+    return await dispatch(argv, io, env);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`${error.message}\nRun 'keel --help' for usage.\n`);
+    } else {
+      io.stderr.write(`${describeError(error, env.KEEL_DEBUG === "1")}\n`);
+    }
+    return 1;
+  } finally {
+    setLogger(previousLogger);
+  }
+}
+
+async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined) {
+    io.stderr.write(USAGE);
+    return 1;
+  }
+  if (first === "--help" || first === "-h" || first === "help") {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  if (first === "--version" || first === "-v") {
+    io.stdout.write(`${readVersion()}\n`);
+    return 0;
+  }
+  if (!(first in COMMANDS)) throw new UsageError(unknownCommandMessage(first));
+  const command = first as CommandName;
+  const { values, positionals } = parseCommandArgs(command, rest);
+  if (values.help) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  if (command === "validate") {
+    if (positionals.length !== 1) throw new UsageError("Usage: keel validate <config>");
+    return validateCommand({ configPath: positionals[0]!, stdout: io.stdout, stderr: io.stderr });
+  }
+  const [configPath, ...words] = positionals;
+  if (configPath === undefined || words.length === 0) {
+    throw new UsageError('Usage: keel run <config> "<input>" [--agent ID] [--session ID] [--json]');
+  }
+  const agentId = typeof values.agent === "string" ? values.agent : undefined;
+  const sessionId = typeof values.session === "string" ? values.session : undefined;
+  return runCommand({
+    configPath,
+    // An unquoted input arrives as several words; joining them is what the user meant.
+    input: words.join(" "),
+    ...(agentId === undefined ? {} : { agentId }),
+    ...(sessionId === undefined ? {} : { sessionId }),
+    json: values.json === true,
+    stdout: io.stdout,
+    stderr: io.stderr,
+    isTTY: io.isTTY === true,
+    env,
+    ...(io.signal === undefined ? {} : { signal: io.signal }),
+  });
+}
+
+function unknownCommandMessage(command: string): string {
+  if (command.startsWith("-")) {
+    const near = nearMatch(command, ["--help", "--version"]);
+    return `Unknown option '${command}'.${near ? ` Did you mean '${near}'?` : ""}`;
+  }
+  const near = nearMatch(command, COMMAND_NAMES);
+  return `Unknown command '${command}'.${near ? ` Did you mean '${near}'?` : ` Commands: ${COMMAND_NAMES.join(", ")}.`}`;
+}
+
+/**
+ * Parse one command's flags. `parseArgs` runs non-strict so that an unknown or malformed flag gets Keel's own
+ * message with a near match instead of node's generic one.
+ */
+function parseCommandArgs(
+  command: CommandName,
+  args: readonly string[],
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  const options = COMMANDS[command];
+  const { tokens } = parseArgs({
+    args: [...args],
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values: Record<string, string | boolean | undefined> = {};
+  const positionals: string[] = [];
+  const flags = Object.keys(options).map((name) => `--${name}`);
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    if (token.kind !== "option") continue;
+    const spec = (options as Record<string, { type: "string" | "boolean" }>)[token.name];
+    if (spec === undefined) {
+      const near = nearMatch(token.rawName, flags);
+      throw new UsageError(
+        `Unknown option '${token.rawName}' for 'keel ${command}'.${near ? ` Did you mean '${near}'?` : ` Options: ${flags.join(", ")}.`}`,
+      );
+    }
+    if (spec.type === "string") {
+      // Non-strict parsing takes the next argument as the value even when it is a flag (`--agent --json`).
+      const flagAsValue = !token.inlineValue && token.value?.startsWith("-") === true;
+      if (token.value === undefined || token.value === "" || flagAsValue) {
+        throw new UsageError(`Option '${token.rawName}' needs a value, e.g. ${token.rawName} ID`);
+      }
+      values[token.name] = token.value;
+    } else {
+      if (token.inlineValue) throw new UsageError(`Option '${token.rawName}' takes no value`);
+      values[token.name] = true;
+    }
+  }
+  return { values, positionals };
+}
+
+/** The package's version, from the package.json two levels above this file (src/cli or dist/cli). */
+function readVersion(): string {
+  const require = createRequire(import.meta.url);
+  return (require("../../package.json") as { version: string }).version;
+}
+
+function streamLogger(stream: OutputStream): Logger {
+  const write = (level: string, message: string, details?: Record<string, unknown>) => {
+    let extra = "";
+    try {
+      extra = details ? ` ${JSON.stringify(details)}` : "";
+    } catch {
+      // A warning must never fail the command it warns about.
+    }
+    stream.write(`[keel] ${level}: ${message}${extra}\n`);
+  };
+  return {
+    debug: () => {},
+    info: () => {},
+    warn: (message, details) => write("warning", message, details),
+    error: (message, details) => write("error", message, details),
+  };
+}

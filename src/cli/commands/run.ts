@@ -1,0 +1,262 @@
+import { styleText } from "node:util";
+import { formatConfigError } from "../../config/config-issues.js";
+import { KeelError } from "../../errors/keel-error.js";
+import type { RunResult, StopReason } from "../../runtime/run-types.js";
+import { Runtime } from "../../runtime/runtime.js";
+import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
+import type { OutputStream } from "./validate.js";
+
+/** What `keel run` needs; streams and environment are passed in so tests run it in-process. */
+export interface RunCommandOptions {
+  configPath: string;
+  input: string;
+  /** The agent to run; the config's first agent when absent. */
+  agentId?: string;
+  /** Continue this session; a new one when absent. */
+  sessionId?: string;
+  /** One JSON stream chunk per line on stdout instead of the readable rendering. */
+  json: boolean;
+  stdout: OutputStream;
+  stderr: OutputStream;
+  /** Whether stdout is a terminal: colour is only used on one. */
+  isTTY: boolean;
+  /** Where `NO_COLOR` and `KEEL_DEBUG` are read; `process.env` when absent. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Aborting it cancels the run (Ctrl-C). */
+  signal?: AbortSignal;
+}
+
+/** Exit codes: the shell tells a finished run from one waiting for a human from everything else. */
+export const RUN_EXIT_CODES = Object.freeze({ completed: 0, failed: 1, suspended: 2 });
+
+/** Tool arguments and results longer than this are cut, so one call stays one readable line. */
+const MAX_VALUE_CHARS = 200;
+
+type Format = Parameters<typeof styleText>[0];
+type Paint = (format: Format, text: string) => string;
+
+/**
+ * `keel run <config> "<input>"`: load the runtime, run one agent on the input and stream what it does —
+ * assistant text as it arrives, one line per tool call, a summary — or, with `json`, every stream chunk as a
+ * JSON line. Returns 0 when the run completed, 2 when it is suspended awaiting a decision, and 1 for any other
+ * stop reason or a config/plugin error (printed as the error's string form with its hint, never a stack).
+ */
+export async function runCommand(options: RunCommandOptions): Promise<number> {
+  const { stdout, stderr } = options;
+  const env = options.env ?? process.env;
+  const debug = env.KEEL_DEBUG === "1";
+  let runtime: Runtime | undefined;
+  try {
+    runtime = await Runtime.fromConfig(options.configPath);
+    const agentId = options.agentId ?? runtime.listAgents()[0]?.id ?? "";
+    const request = {
+      agentId,
+      inputText: options.input,
+      ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    };
+    const renderer = options.json
+      ? jsonRenderer(stdout)
+      : readableRenderer(stdout, painter(options.isTTY && !env.NO_COLOR));
+    let result: RunResult | undefined;
+    for await (const chunk of runtime.stream(request)) {
+      renderer(chunk);
+      if (chunk.kind === "run.finished") {
+        result = chunk.result ?? (chunk.payload.result as RunResult | undefined);
+      }
+    }
+    if (!result) {
+      // The runtime promises run.finished last (RT-8); without it the run's outcome is unknown.
+      stderr.write("The run's stream ended without run.finished\n");
+      return RUN_EXIT_CODES.failed;
+    }
+    if (result.stopReason !== "completed") reportProblem(result, stderr, debug);
+    return exitCodeOf(result.stopReason);
+  } catch (error) {
+    stderr.write(`${describeError(error, debug)}\n`);
+    return RUN_EXIT_CODES.failed;
+  } finally {
+    await runtime?.close();
+  }
+}
+
+/** 0 completed, 2 suspended, 1 otherwise. */
+export function exitCodeOf(stopReason: StopReason): number {
+  if (stopReason === "completed") return RUN_EXIT_CODES.completed;
+  if (stopReason === "suspended") return RUN_EXIT_CODES.suspended;
+  return RUN_EXIT_CODES.failed;
+}
+
+/** An error as the CLI shows it: its string form with `hint:` lines; the stack only with KEEL_DEBUG=1. */
+export function describeError(error: unknown, debug: boolean): string {
+  const text = formatConfigError(error);
+  const stack = error instanceof Error ? error.stack : undefined;
+  if (debug && stack) return `${text}\n${stack}`;
+  // Keel's errors carry their own hint; anything else is unexpected, and its stack is what a bug report needs.
+  return KeelError.isInstance(error) ? text : `${text}\nhint: Set KEEL_DEBUG=1 to print the stack trace.`;
+}
+
+function jsonRenderer(stdout: OutputStream): (chunk: RunStreamChunk) => void {
+  // RuntimeEvent has toJSON, so a chunk serialises as the camelCase object RT-8 describes.
+  return (chunk) => stdout.write(`${JSON.stringify(chunk)}\n`);
+}
+
+function painter(color: boolean): Paint {
+  if (!color) return (_format, text) => text;
+  // The caller has decided (TTY, NO_COLOR); newer Node versions would otherwise check process.stdout again,
+  // which is not necessarily where this text goes.
+  return (format, text) => styleText(format, text, { validateStream: false });
+}
+
+/** The readable rendering: text as it streams, a line per tool call, and a summary at the end. */
+function readableRenderer(stdout: OutputStream, paint: Paint): (chunk: RunStreamChunk) => void {
+  // Assistant text arrives without line breaks between turns; a tool line must still start on its own line.
+  let atLineStart = true;
+  let steps = 0;
+  const line = (text: string) => {
+    stdout.write(`${atLineStart ? "" : "\n"}${text}\n`);
+    atLineStart = true;
+  };
+  return (chunk) => {
+    const payload = chunk.payload;
+    switch (chunk.kind) {
+      case "step.started":
+        steps++;
+        return;
+      case "llm.delta": {
+        const text = String(payload.text ?? "");
+        if (text === "") return;
+        stdout.write(text);
+        atLineStart = text.endsWith("\n");
+        return;
+      }
+      case "tool.started":
+        line(
+          `${paint("cyan", "→")} ${paint("bold", toolName(payload))} ${paint("dim", preview(payload.params))}`,
+        );
+        return;
+      case "tool.finished":
+        line(toolFinishedLine(payload, paint));
+        return;
+      case "tool.suspended":
+        line(toolSuspendedLine(payload, paint));
+        return;
+      case "run.finished": {
+        const result = chunk.result ?? (payload.result as RunResult | undefined);
+        if (result) line(summaryLine(result, steps, paint));
+        return;
+      }
+      default:
+        return;
+    }
+  };
+}
+
+function toolName(payload: Record<string, unknown>): string {
+  return String(payload.toolId ?? "tool");
+}
+
+function toolFinishedLine(payload: Record<string, unknown>, paint: Paint): string {
+  const duration =
+    typeof payload.durationMs === "number"
+      ? ` ${paint("dim", `(${formatDuration(payload.durationMs)})`)}`
+      : "";
+  const name = paint("bold", toolName(payload));
+  if (payload.ok === false || payload.error !== undefined) {
+    return `${paint("red", "✗")} ${name} ${paint("red", preview(payload.error))}${duration}`;
+  }
+  return `${paint("green", "←")} ${name} ${preview(payload.result)}${duration}`;
+}
+
+function toolSuspendedLine(payload: Record<string, unknown>, paint: Paint): string {
+  const reason = typeof payload.reason === "string" ? payload.reason : undefined;
+  // The approval gate's own reason ("Tool 'x' requires approval") repeats the line; a tool's reason adds to it.
+  const extra =
+    reason && !/requires approval$/.test(reason) ? ` ${paint("dim", `(${truncate(oneLine(reason))})`)}` : "";
+  return `${paint("yellow", "⏸")} ${paint("bold", toolName(payload))} awaiting approval ${paint("dim", preview(payload.params))}${extra}`;
+}
+
+/** `✓ completed · 3 steps · 3 llm calls · 2 tool calls · tokens 120 in / 40 out · cost $0 · run <id>`. */
+function summaryLine(result: RunResult, countedSteps: number, paint: Paint): string {
+  const usage = result.usage;
+  const metadataSteps = result.metadata?.steps;
+  const steps = typeof metadataSteps === "number" ? metadataSteps : countedSteps;
+  const mark = result.stopReason === "completed" ? "✓" : result.stopReason === "suspended" ? "⏸" : "✗";
+  const color =
+    result.stopReason === "completed" ? "green" : result.stopReason === "suspended" ? "yellow" : "red";
+  const parts = [
+    plural(steps, "step"),
+    plural(usage.llmCalls, "llm call"),
+    plural(usage.toolCalls, "tool call"),
+    `tokens ${usage.inputTokens} in / ${usage.outputTokens} out`,
+    usage.costUsd === null ? "cost n/a" : `cost ${formatCost(usage.costUsd)}`,
+    `run ${result.runId}`,
+  ];
+  return `${paint(color, `${mark} ${result.stopReason}`)} ${paint("dim", `· ${parts.join(" · ")}`)}`;
+}
+
+/** A run that did not complete: its error with hint, or what it is waiting for. */
+function reportProblem(result: RunResult, stderr: OutputStream, debug: boolean): void {
+  if (result.exception) {
+    stderr.write(`${describeError(result.exception, debug)}\n`);
+    return;
+  }
+  const details = result.errorDetails;
+  if (details) {
+    stderr.write(`${details.code}: ${details.message}\n${details.hint ? `hint: ${details.hint}\n` : ""}`);
+    return;
+  }
+  if (result.error) {
+    stderr.write(`${result.error}\n`);
+    return;
+  }
+  if (result.stopReason === "suspended") {
+    const pending = result.pendingToolCalls.map((call) => `${call.toolId} (${call.toolCallId})`).join(", ");
+    stderr.write(`The run is waiting for a decision on ${pending || "a tool call"}\n`);
+    // UX-2's approve/deny command does not exist yet; say so rather than leave the user looking for it.
+    stderr.write(
+      "hint: the CLI cannot approve or deny a suspended call yet; --json shows its full details\n",
+    );
+  }
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/** 0.3 ms, 12 ms, 1.25 s: enough precision to compare calls, no more. */
+function formatDuration(ms: number): string {
+  if (ms < 10) return `${ms.toFixed(1)} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return `${(ms / 1000).toFixed(2)} s`;
+}
+
+/** Dollars with at most six decimals and no trailing zeros: `$0`, `$0.0042`. */
+function formatCost(usd: number): string {
+  return `$${Number(usd.toFixed(6))}`;
+}
+
+/** A value on one line: strings as they are, anything else as JSON, cut at {@link MAX_VALUE_CHARS}. */
+function preview(value: unknown): string {
+  let text: string;
+  if (typeof value === "string") text = value;
+  else if (value === undefined) text = "";
+  else {
+    try {
+      text = JSON.stringify(value) ?? String(value);
+    } catch {
+      // Cyclic or BigInt-holding results still deserve a line.
+      text = String(value);
+    }
+  }
+  return truncate(oneLine(text));
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ");
+}
+
+function truncate(text: string): string {
+  const chars = Array.from(text);
+  return chars.length > MAX_VALUE_CHARS ? `${chars.slice(0, MAX_VALUE_CHARS - 1).join("")}…` : text;
+}
