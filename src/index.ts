@@ -12,7 +12,11 @@ export { formatConfigError } from "./config/config-issues.js";
 export { expandEnv } from "./config/expand-env.js";
 export { type LoadedConfig, loadConfig, parseConfig } from "./config/load-config.js";
 export { nearMatch, similarityRatio } from "./config/near-match.js";
-export type { ContextAssembler, ContextAssemblyInput, ContextAssemblyResult } from "./context/context-assembler.js";
+export type {
+  ContextAssembler,
+  ContextAssemblyInput,
+  ContextAssemblyResult,
+} from "./context/context-assembler.js";
 export * from "./errors/error-classes.js";
 export { ERROR_CODES, type ErrorCode } from "./errors/error-codes.js";
 export {
@@ -111,8 +115,8 @@ export type {
   SessionManager,
   SessionScope,
 } from "./sessions/session-manager.js";
-export type { SessionSkillSummary, SkillReference, SkillsManager } from "./skills/skills-manager.js";
 export { LocalSkillsManager } from "./skills/local-skills-manager.js";
+export type { SessionSkillSummary, SkillReference, SkillsManager } from "./skills/skills-manager.js";
 export { BaseTool } from "./tools/base-tool.js";
 export { defineTool, type ToolDefinition } from "./tools/define-tool.js";
 export { ConcurrentBatchToolExecutor } from "./tools/executors/concurrent-batch-tool-executor.js";
@@ -120,10 +124,10 @@ export { RetryToolExecutor } from "./tools/executors/retry-tool-executor.js";
 export { SafeToolExecutor } from "./tools/executors/safe-tool-executor.js";
 export { SuspendToolCall } from "./tools/suspend-tool-call.js";
 export {
+  type BackgroundTool,
   type BatchItem,
   type BatchResult,
   type BatchTool,
-  type BackgroundTool,
   DEFAULT_EXECUTION_SPEC,
   isBackgroundTool,
   isBatchTool,

@@ -6,6 +6,7 @@ import {
   registerToolExecutor,
   SuspendToolCall,
   type ToolCallState,
+  type ToolExecutionRequest,
   type ToolMessage,
 } from "../src/index.js";
 import { addTool, collect, runtimeWith, toolCall } from "./support/harness.js";
@@ -220,18 +221,13 @@ describe("tool calls: one result per call (LC-7)", () => {
 
   it("a policy refusal fails only that call and the run goes on", async () => {
     registerToolExecutor("unlucky_policy", () => ({
-      execute: async (request: {
-        toolId: string;
-        tool: { invoke: (p: unknown, c: unknown) => unknown };
-        params: unknown;
-        context: unknown;
-      }) => ({
+      execute: async (request: ToolExecutionRequest) => ({
         toolId: request.toolId,
         success: true,
         data: await request.tool.invoke(request.params, request.context),
         metadata: {},
       }),
-      evaluatePolicy: (request: { params: Record<string, unknown> }) =>
+      evaluatePolicy: (request: ToolExecutionRequest) =>
         request.params.a === 13 ? { allowed: false, reason: "unlucky" } : { allowed: true, reason: "" },
     }));
     const { runtime, model } = await runtimeWith(

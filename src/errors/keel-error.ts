@@ -46,7 +46,7 @@ export class KeelError extends Error {
     this.hint = options.hint;
     this.docsUrl = options.docsUrl;
     this.retryable = options.retryable ?? false;
-    this.context = options.context ?? {};
+    this.context = { ...options.context };
   }
 
   /** True for any Keel error, also one created by another copy of the package. */

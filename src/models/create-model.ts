@@ -43,7 +43,9 @@ export function createModel(llm: LLMOptions | LanguageModel | undefined): Create
   let model: LanguageModel;
   switch (provider) {
     case "mock":
-      model = llm?.script ? new ScriptedModel(llm.script, withModelId(llm.model)) : new EchoModel(withModelId(llm?.model));
+      model = llm?.script
+        ? new ScriptedModel(llm.script, withModelId(llm.model))
+        : new EchoModel(withModelId(llm?.model));
       break;
     default:
       throw new ConfigError(`llm.provider "${provider}" is not available in this build of Keel`, {

@@ -50,7 +50,13 @@ export interface ModelUsage {
   reasoningTokens?: number;
 }
 
-export type ModelStopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "content_filter" | "unknown";
+export type ModelStopReason =
+  | "end_turn"
+  | "tool_use"
+  | "max_tokens"
+  | "stop_sequence"
+  | "content_filter"
+  | "unknown";
 
 export type ModelErrorType = "rate_limit" | "connection" | "response" | "unknown";
 

@@ -54,7 +54,9 @@ export function computeCost(usage: ModelUsage, pricing: ModelPricing): CallCost 
   breakdown.cached_read = price(cacheRead, pricing.cached_read);
   breakdown.cached_write = price(cacheWrite, pricing.cached_write);
   return {
-    costUsd: known ? breakdown.input + breakdown.output + breakdown.cached_read + breakdown.cached_write : null,
+    costUsd: known
+      ? breakdown.input + breakdown.output + breakdown.cached_read + breakdown.cached_write
+      : null,
     breakdown,
   };
 }

@@ -81,7 +81,9 @@ export abstract class BasePattern implements Pattern {
   }
 
   /** Answer a follow-up without the model; abstains by default. */
-  resolveFollowup(_input: { context: RunContext }): Promise<FollowupResolution | null> | FollowupResolution | null {
+  resolveFollowup(_input: {
+    context: RunContext;
+  }): Promise<FollowupResolution | null> | FollowupResolution | null {
     return null;
   }
 
@@ -109,7 +111,9 @@ export abstract class BasePattern implements Pattern {
   /** After a failed structured output, tell the model what was wrong before it tries again (RT-9). */
   protected injectValidationCorrection(): void {
     const scratch = this.context.scratch;
-    const last = scratch.lastValidationError as { attempt: number; message: string; expectedSchema: unknown } | undefined;
+    const last = scratch.lastValidationError as
+      | { attempt: number; message: string; expectedSchema: unknown }
+      | undefined;
     if (!last) return;
     delete scratch.lastValidationError;
     this.driver.appendMessage({

@@ -56,7 +56,9 @@ export interface Pattern {
   setup(ctx: RunContext, driver: PatternDriver): void | Promise<void>;
   /** Drive the run to its final output. */
   execute(): Promise<unknown>;
-  resolveFollowup?(input: { context: RunContext }): Promise<FollowupResolution | null> | FollowupResolution | null;
+  resolveFollowup?(input: {
+    context: RunContext;
+  }): Promise<FollowupResolution | null> | FollowupResolution | null;
   repairEmptyResponse?(input: {
     context: RunContext;
     messages: readonly Message[];

@@ -64,7 +64,10 @@ export class PlanExecutePattern extends BasePattern {
 
 /** Plan steps from a numbered or bulleted list (or, failing that, non-empty lines). */
 export function parsePlan(text: string): string[] {
-  const lines = text.split("\n").map((line) => line.trim()).filter(Boolean);
+  const lines = text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
   const listed = lines
     .map((line) => /^(?:\d+[.)]|[-*•])\s+(.*)$/.exec(line)?.[1]?.trim())
     .filter((step): step is string => Boolean(step));

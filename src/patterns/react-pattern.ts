@@ -1,5 +1,5 @@
-import type { StepAction } from "./pattern.js";
 import { BasePattern } from "./base-pattern.js";
+import type { StepAction } from "./pattern.js";
 
 /**
  * ReAct with native tool calls: each step asks the model, runs the tools it called, and feeds their results

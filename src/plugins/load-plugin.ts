@@ -1,10 +1,16 @@
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { nearMatch } from "../config/near-match.js";
 import { PluginLoadError } from "../errors/error-classes.js";
 import { KeelError } from "../errors/keel-error.js";
 import { parsePluginConfig } from "./plugin-config.js";
-import { getPlugin, listBuiltins, listPlugins, type PluginFactoryContext, type PluginKind } from "./plugin-registry.js";
+import {
+  getPlugin,
+  listBuiltins,
+  listPlugins,
+  type PluginFactoryContext,
+  type PluginKind,
+} from "./plugin-registry.js";
 
 export interface PluginRefLike {
   type?: string | null;
@@ -34,7 +40,11 @@ export function isPluginRef(value: unknown): value is PluginRefLike {
  * constructed with the config, a function is called with it, an object is used as is). Ready instances pass
  * through. Failures are a `PluginLoadError` saying what to fix.
  */
-export async function loadPlugin<T = unknown>(kind: PluginKind, ref: unknown, options: LoadPluginOptions = {}): Promise<T> {
+export async function loadPlugin<T = unknown>(
+  kind: PluginKind,
+  ref: unknown,
+  options: LoadPluginOptions = {},
+): Promise<T> {
   const baseDir = options.baseDir ?? process.cwd();
   const label = options.label ?? kind;
   const context: PluginFactoryContext = {
@@ -79,7 +89,9 @@ async function createBuiltin(
       hint: `${suggestion ? `Did you mean "${suggestion}"? ` : ""}Available: ${known.join(", ") || "none"}`,
     });
   }
-  const parsed = definition.configSchema ? parsePluginConfig(definition.configSchema, config, { kind, type }) : config;
+  const parsed = definition.configSchema
+    ? parsePluginConfig(definition.configSchema, config, { kind, type })
+    : config;
   try {
     return await definition.create(parsed as Record<string, unknown>, context);
   } catch (error) {
@@ -107,19 +119,16 @@ async function createFromModule(
   const specifier = impl.slice(0, hash);
   const exportName = impl.slice(hash + 1);
   const resolved =
-    specifier.startsWith(".") || path.isAbsolute(specifier) ? pathToFileURL(path.resolve(context.baseDir, specifier)).href : specifier;
+    specifier.startsWith(".") || path.isAbsolute(specifier)
+      ? pathToFileURL(path.resolve(context.baseDir, specifier)).href
+      : specifier;
   let module: Record<string, unknown>;
   try {
     module = (await import(resolved)) as Record<string, unknown>;
   } catch (error) {
-    const notFound = (error as { code?: string }).code === "ERR_MODULE_NOT_FOUND";
     throw new PluginLoadError(`${label}: cannot import "${specifier}": ${(error as Error).message}`, {
       cause: error,
-      hint: notFound
-        ? specifier.startsWith(".")
-          ? `No module at ${path.resolve(context.baseDir, specifier)}; paths resolve against the config file's directory`
-          : `Install it: npm install ${packageName(specifier)}`
-        : "The module failed while loading; run it directly to see the error",
+      hint: importHint(error, specifier, resolved, context.baseDir),
     });
   }
   if (!(exportName in module)) {
@@ -140,6 +149,30 @@ async function createFromModule(
     return await (exported as (config: unknown, context: PluginFactoryContext) => unknown)(parsed, context);
   }
   return exported;
+}
+
+/** Say which module is missing: the plugin itself (a path to fix or a package to install) or one of its imports. */
+function importHint(error: unknown, specifier: string, resolved: string, baseDir: string): string {
+  if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") {
+    return "The module failed while loading; run it directly to see the error";
+  }
+  const message = (error as Error).message;
+  const found = /Cannot find (?:module|package) '([^']+)'/.exec(message)?.[1];
+  const missing = found?.startsWith("file:") ? fileURLToPath(found) : found;
+  const isPath = specifier.startsWith(".") || path.isAbsolute(specifier);
+  const missingIsPlugin =
+    missing === undefined ||
+    (isPath
+      ? fileURLToPath(resolved) === missing
+      : missing === specifier || missing.includes(`/node_modules/${packageName(specifier)}`));
+  if (missingIsPlugin) {
+    return isPath
+      ? `No module at ${path.resolve(baseDir, specifier)}; paths resolve against the config file's directory`
+      : `Install it: npm install ${packageName(specifier)}`;
+  }
+  if (path.isAbsolute(missing)) return `The plugin imports ${missing}, which does not exist`;
+  const dependency = packageName(missing);
+  return `The plugin imports "${dependency}", which is not installed. Install it: npm install ${dependency}`;
 }
 
 function isClass(value: unknown): boolean {

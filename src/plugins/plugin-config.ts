@@ -26,9 +26,12 @@ export function parsePluginConfig<S extends z.ZodType>(
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const path = issue?.path.length ? issue.path.join(".") : "config";
-  throw new PluginConfigError(`${plugin.kind} "${plugin.type}": invalid config at ${path}: ${issue?.message}`, {
-    hint: `Fix "${path}" in the plugin's config; every issue: ${parsed.error.issues
-      .map((entry) => `${entry.path.join(".") || "config"}: ${entry.message}`)
-      .join("; ")}`,
-  });
+  throw new PluginConfigError(
+    `${plugin.kind} "${plugin.type}": invalid config at ${path}: ${issue?.message}`,
+    {
+      hint: `Fix "${path}" in the plugin's config; every issue: ${parsed.error.issues
+        .map((entry) => `${entry.path.join(".") || "config"}: ${entry.message}`)
+        .join("; ")}`,
+    },
+  );
 }

@@ -40,7 +40,10 @@ export interface PluginDefinition<T = unknown> {
 const builtins = new Map<PluginKind, Map<string, PluginDefinition>>();
 const userEntries = new Map<PluginKind, Map<string, PluginDefinition>>();
 
-function table(map: Map<PluginKind, Map<string, PluginDefinition>>, kind: PluginKind): Map<string, PluginDefinition> {
+function table(
+  map: Map<PluginKind, Map<string, PluginDefinition>>,
+  kind: PluginKind,
+): Map<string, PluginDefinition> {
   let entries = map.get(kind);
   if (!entries) {
     entries = new Map();

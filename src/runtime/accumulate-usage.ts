@@ -3,7 +3,11 @@ import type { CallCost } from "../models/pricing.js";
 import type { RunUsage } from "./run-types.js";
 
 /** Add one model call to the run's usage. Once a call's cost is unknown, the run's stays null (RT-10). */
-export function accumulateUsage(usage: RunUsage, call: ModelUsage | undefined, cost: CallCost | undefined): void {
+export function accumulateUsage(
+  usage: RunUsage,
+  call: ModelUsage | undefined,
+  cost: CallCost | undefined,
+): void {
   usage.llmCalls++;
   if (!call) return;
   usage.inputTokens += call.inputTokens;

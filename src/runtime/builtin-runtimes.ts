@@ -4,5 +4,10 @@ import { DefaultRuntime } from "./runtime-plugin.js";
 
 /** Register the `default` runtime. */
 export function registerRuntimeBuiltins(): void {
-  registerBuiltin({ kind: "runtime", type: "default", configSchema: z.object({}).loose(), create: () => new DefaultRuntime() });
+  registerBuiltin({
+    kind: "runtime",
+    type: "default",
+    configSchema: z.object({}).loose(),
+    create: () => new DefaultRuntime(),
+  });
 }

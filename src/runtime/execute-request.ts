@@ -1,15 +1,15 @@
 import { PermanentToolError } from "../errors/error-classes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import type { EventBus } from "../events/runtime-event.js";
 import type { RunEventLog } from "../events/run-event-log.js";
+import type { EventBus } from "../events/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import type { CancelScope } from "../loop/cancel-scope.js";
 import { runStatusOf } from "../loop/termination.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
-import type { RuntimePlugin } from "./runtime-plugin.js";
 import { createRunUsage, type RunRecord, type RunRequest, type RunResult } from "./run-types.js";
+import type { RuntimePlugin } from "./runtime-plugin.js";
 
 export interface ExecuteRequestInput {
   agent: ResolvedAgent;
@@ -61,8 +61,10 @@ export async function executeRequest(input: ExecuteRequestInput): Promise<RunRes
           sessionState: session.state,
         });
         if (outcome.result.stopReason !== "suspended") {
-          for (const message of outcome.newMessages) await sessionManager.appendMessage(request.sessionId, message);
-          for (const artifact of outcome.result.artifacts) await sessionManager.saveArtifact(request.sessionId, artifact);
+          for (const message of outcome.newMessages)
+            await sessionManager.appendMessage(request.sessionId, message);
+          for (const artifact of outcome.result.artifacts)
+            await sessionManager.saveArtifact(request.sessionId, artifact);
         }
         return outcome.result;
       },
@@ -111,7 +113,11 @@ async function preflight(input: ExecuteRequestInput): Promise<void> {
     if (!tool.preflight) continue;
     const startedAt = performance.now();
     try {
-      await tool.preflight({ agentId: agent.id, sessionId: request.sessionId, runId: request.runId } as never);
+      await tool.preflight({
+        agentId: agent.id,
+        sessionId: request.sessionId,
+        runId: request.runId,
+      } as never);
       log.emit("tool.preflight", { toolId, result: "ok", durationMs: performance.now() - startedAt });
     } catch (error) {
       log.emit("tool.preflight", {
@@ -122,7 +128,9 @@ async function preflight(input: ExecuteRequestInput): Promise<void> {
       });
       throw new PermanentToolError(`[tool:${toolId}] ${(error as Error).message}`, {
         cause: error,
-        hint: (error as KeelError).hint ?? `Tool '${toolId}' failed its preflight check; fix its config or environment`,
+        hint:
+          (error as KeelError).hint ??
+          `Tool '${toolId}' failed its preflight check; fix its config or environment`,
         context: { toolId, agentId: agent.id, sessionId: request.sessionId, runId: request.runId },
       });
     }

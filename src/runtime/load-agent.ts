@@ -24,10 +24,17 @@ export interface LoadAgentOptions {
 const TOOL_METHODS = ["invoke", "schema", "executionSpec"] as const;
 
 /** Build everything a run needs of an agent from its definition, loading each plugin once. */
-export async function loadAgent(definition: AgentDefinition, options: LoadAgentOptions): Promise<ResolvedAgent> {
+export async function loadAgent(
+  definition: AgentDefinition,
+  options: LoadAgentOptions,
+): Promise<ResolvedAgent> {
   const { baseDir } = options;
   const label = `agents[${definition.id}]`;
-  const { model, options: modelOptions, pricing } = createModel(definition.llm as Parameters<typeof createModel>[0]);
+  const {
+    model,
+    options: modelOptions,
+    pricing,
+  } = createModel(definition.llm as Parameters<typeof createModel>[0]);
   const tools: Record<string, Tool> = {};
   for (const entry of definition.tools) {
     if (isPluginRef(entry)) {
@@ -69,7 +76,9 @@ export async function loadAgent(definition: AgentDefinition, options: LoadAgentO
     description: tool.description,
     inputSchema: tool.schema(),
   }));
-  const patternName = (definition.pattern as { type?: string; impl?: string }).type ?? (definition.pattern as { impl?: string }).impl;
+  const patternName =
+    (definition.pattern as { type?: string; impl?: string }).type ??
+    (definition.pattern as { impl?: string }).impl;
   return {
     id: definition.id,
     name: definition.name,
@@ -100,7 +109,9 @@ export async function loadAgent(definition: AgentDefinition, options: LoadAgentO
 function normalizeTool(tool: Tool, id: string): Tool {
   const missing = TOOL_METHODS.filter((method) => typeof tool[method] !== "function");
   if (missing.includes("invoke")) {
-    throw new ConfigError(`Tool '${id}' has no invoke() method`, { hint: "Build tools with defineTool() or extend BaseTool" });
+    throw new ConfigError(`Tool '${id}' has no invoke() method`, {
+      hint: "Build tools with defineTool() or extend BaseTool",
+    });
   }
   if (missing.length === 0) return tool;
   const schema = tool.schema?.bind(tool) ?? (() => ({ type: "object", properties: {} }));
@@ -123,7 +134,10 @@ function normalizeTool(tool: Tool, id: string): Tool {
 }
 
 async function loadPatternFactory(ref: unknown, baseDir: string, label: string): Promise<() => Pattern> {
-  const loaded = await loadPlugin<PatternFactory | Pattern | (new () => Pattern)>("pattern", ref, { baseDir, label });
+  const loaded = await loadPlugin<PatternFactory | Pattern | (new () => Pattern)>("pattern", ref, {
+    baseDir,
+    label,
+  });
   if (typeof loaded === "function") {
     if (/^class[\s{]/.test(Function.prototype.toString.call(loaded))) {
       const PatternClass = loaded as new () => Pattern;
@@ -132,7 +146,9 @@ async function loadPatternFactory(ref: unknown, baseDir: string, label: string):
     return loaded as PatternFactory;
   }
   if (typeof (loaded as Pattern).execute !== "function") {
-    throw new ConfigError(`${label}: a pattern needs setup() and execute()`, { hint: "Extend BasePattern and implement react()" });
+    throw new ConfigError(`${label}: a pattern needs setup() and execute()`, {
+      hint: "Extend BasePattern and implement react()",
+    });
   }
   // A pattern object is shared by the agent's runs: fine for stateless ones, so long as setup() rebinds it.
   return () => loaded as Pattern;

@@ -13,7 +13,10 @@ export interface ReadOptions {
  * Follow a live run's log from a sequence to its end. The consumer reads the log with its own cursor, so it
  * never holds the run back and sees every event once, in order.
  */
-export async function* followLog(log: RunEventLog, options: ReadOptions = {}): AsyncGenerator<RunStreamChunk> {
+export async function* followLog(
+  log: RunEventLog,
+  options: ReadOptions = {},
+): AsyncGenerator<RunStreamChunk> {
   const kinds = options.kinds ? new Set(options.kinds) : null;
   const events = log.events;
   let index = Math.max(0, (options.afterSequence ?? 0) - log.firstSequence + 1);
@@ -28,7 +31,10 @@ export async function* followLog(log: RunEventLog, options: ReadOptions = {}): A
 }
 
 /** Replay stored events as chunks. */
-export function* replayEvents(events: readonly RuntimeEvent[], options: ReadOptions = {}): Generator<RunStreamChunk> {
+export function* replayEvents(
+  events: readonly RuntimeEvent[],
+  options: ReadOptions = {},
+): Generator<RunStreamChunk> {
   const kinds = options.kinds ? new Set(options.kinds) : null;
   const after = options.afterSequence ?? 0;
   for (const event of events) {

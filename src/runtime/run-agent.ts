@@ -1,12 +1,14 @@
 import type { AppConfig } from "../config/app-config-schema.js";
-import { Runtime } from "./runtime.js";
 import type { RunRequest, RunResult } from "./run-types.js";
+import { Runtime } from "./runtime.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
 
 type ConfigSource = string | AppConfig | Record<string, unknown>;
 
 async function open(source: ConfigSource): Promise<Runtime> {
-  return typeof source === "string" ? Runtime.fromConfig(source) : Runtime.fromDict(source as Record<string, unknown>);
+  return typeof source === "string"
+    ? Runtime.fromConfig(source)
+    : Runtime.fromDict(source as Record<string, unknown>);
 }
 
 /** Create a runtime from a path or config, run once, close it; resolves with the final output. */
@@ -20,7 +22,10 @@ export async function runAgent<T = unknown>(source: ConfigSource, request: RunRe
 }
 
 /** Like `runAgent`, resolving with the whole RunResult. */
-export async function runAgentDetailed<T = unknown>(source: ConfigSource, request: RunRequest<T>): Promise<RunResult<T>> {
+export async function runAgentDetailed<T = unknown>(
+  source: ConfigSource,
+  request: RunRequest<T>,
+): Promise<RunResult<T>> {
   const runtime = await open(source);
   try {
     return await runtime.runDetailed(request);
@@ -30,7 +35,10 @@ export async function runAgentDetailed<T = unknown>(source: ConfigSource, reques
 }
 
 /** Like `runAgent`, yielding the run's chunks as they happen. */
-export async function* streamAgent(source: ConfigSource, request: RunRequest): AsyncGenerator<RunStreamChunk> {
+export async function* streamAgent(
+  source: ConfigSource,
+  request: RunRequest,
+): AsyncGenerator<RunStreamChunk> {
   const runtime = await open(source);
   try {
     yield* runtime.stream(request);

@@ -3,7 +3,14 @@ import type { ErrorDetails, KeelError } from "../errors/keel-error.js";
 
 export type RunStatus = "created" | "running" | "waiting" | "done";
 
-export type ToolCallStatus = "new" | "running" | "suspended" | "resuming" | "succeeded" | "failed" | "cancelled";
+export type ToolCallStatus =
+  | "new"
+  | "running"
+  | "suspended"
+  | "resuming"
+  | "succeeded"
+  | "failed"
+  | "cancelled";
 
 export type StopReason =
   | "completed"

@@ -12,11 +12,11 @@ import { registerBuiltins } from "../plugins/register-builtins.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { executeRequest } from "./execute-request.js";
+import { loadAgent } from "./load-agent.js";
 import { followLog, type ReadOptions, replayEvents } from "./read-run-events.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
-import { loadAgent } from "./load-agent.js";
-import type { RuntimePlugin } from "./runtime-plugin.js";
 import type { RunRecord, RunRequest, RunResult, RunStatus } from "./run-types.js";
+import type { RuntimePlugin } from "./runtime-plugin.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
 
 interface Components {
@@ -53,7 +53,10 @@ export class Runtime {
   private configVersion = 1;
   private closed = false;
 
-  constructor(config: AppConfig | Record<string, unknown>, options: { configPath?: string; baseDir?: string } = {}) {
+  constructor(
+    config: AppConfig | Record<string, unknown>,
+    options: { configPath?: string; baseDir?: string } = {},
+  ) {
     registerBuiltins();
     this.config = parseConfig(config);
     this.configPath = options.configPath;
@@ -63,7 +66,10 @@ export class Runtime {
   }
 
   /** A runtime from a config object (code-first). */
-  static async fromDict(config: Record<string, unknown>, options: { baseDir?: string } = {}): Promise<Runtime> {
+  static async fromDict(
+    config: Record<string, unknown>,
+    options: { baseDir?: string } = {},
+  ): Promise<Runtime> {
     const runtime = new Runtime(config, options);
     await runtime.ready();
     return runtime;
@@ -111,7 +117,9 @@ export class Runtime {
 
   private get parts(): Components {
     if (!this.components) {
-      throw new ConfigError("The runtime is still starting", { hint: "await runtime.ready() (or use Runtime.fromConfig)" });
+      throw new ConfigError("The runtime is still starting", {
+        hint: "await runtime.ready() (or use Runtime.fromConfig)",
+      });
     }
     return this.components;
   }
@@ -134,10 +142,13 @@ export class Runtime {
     if (result.stopReason === "completed") return result.finalOutput as T;
     throw (
       result.exception ??
-      new RunNotCompletedError(`The run ended ${result.stopReason}${result.error ? `: ${result.error}` : ""}`, {
-        result,
-        hint: "Use runDetailed() to handle every stop reason",
-      })
+      new RunNotCompletedError(
+        `The run ended ${result.stopReason}${result.error ? `: ${result.error}` : ""}`,
+        {
+          result,
+          hint: "Use runDetailed() to handle every stop reason",
+        },
+      )
     );
   }
 
@@ -148,7 +159,10 @@ export class Runtime {
   }
 
   /** Run and yield its events as they happen; the last chunk is `run.finished` with the RunResult. */
-  async *stream(request: RunRequest, options: { kinds?: readonly string[] } = {}): AsyncGenerator<RunStreamChunk> {
+  async *stream(
+    request: RunRequest,
+    options: { kinds?: readonly string[] } = {},
+  ): AsyncGenerator<RunStreamChunk> {
     const live = await this.startRun(request);
     yield* followLog(live.log, options);
   }
@@ -162,7 +176,8 @@ export class Runtime {
     }
     await this.ready();
     const record = await this.sessionManager.getRun(runId);
-    if (!record) throw new ConfigError(`Unknown run '${runId}'`, { hint: "listRuns() shows the runs this store knows" });
+    if (!record)
+      throw new ConfigError(`Unknown run '${runId}'`, { hint: "listRuns() shows the runs this store knows" });
     yield* replayEvents(await this.sessionManager.loadEvents(runId, options), options);
   }
 
@@ -170,7 +185,9 @@ export class Runtime {
   cancel(runId: string, options: { reason?: string } = {}): boolean {
     const live = this.liveRuns.get(runId);
     if (!live) return false;
-    return live.scope.cancel(options.reason === undefined ? { type: "cancelled" } : { type: "cancelled", value: options.reason });
+    return live.scope.cancel(
+      options.reason === undefined ? { type: "cancelled" } : { type: "cancelled", value: options.reason },
+    );
   }
 
   private async startRun(request: RunRequest): Promise<LiveRun> {
@@ -178,14 +195,18 @@ export class Runtime {
     const parts = this.components ?? (await this.starting);
     const agent = await this.resolveAgent(request.agentId);
     const runId = request.runId ?? randomUUID();
-    if (this.liveRuns.has(runId)) throw new ConfigError(`Run '${runId}' is already running`, { hint: "Use a new runId" });
+    if (this.liveRuns.has(runId))
+      throw new ConfigError(`Run '${runId}' is already running`, { hint: "Use a new runId" });
     const sessionId = request.sessionId ?? randomUUID();
     const normalized = { ...request, runId, sessionId };
     const scope = new CancelScope();
     if (request.signal) {
       const signal = request.signal;
       if (signal.aborted) scope.cancel({ type: "cancelled", value: "signal aborted" });
-      else signal.addEventListener("abort", () => scope.cancel({ type: "cancelled", value: "signal aborted" }), { once: true });
+      else
+        signal.addEventListener("abort", () => scope.cancel({ type: "cancelled", value: "signal aborted" }), {
+          once: true,
+        });
     }
     const log = new RunEventLog(runId, sessionId, agent.id, parts.eventBus);
     this.trackSession(sessionId, agent.id);
@@ -211,10 +232,16 @@ export class Runtime {
         }),
       );
     }
-    const runtimeConfig = this.config.runtime.config as { tool_executor?: unknown; context_assembler?: unknown };
+    const runtimeConfig = this.config.runtime.config as {
+      tool_executor?: unknown;
+      context_assembler?: unknown;
+    };
     agent = loadAgent(definition, {
       baseDir: this.baseDir,
-      defaults: { toolExecutor: runtimeConfig.tool_executor, contextAssembler: runtimeConfig.context_assembler },
+      defaults: {
+        toolExecutor: runtimeConfig.tool_executor,
+        contextAssembler: runtimeConfig.context_assembler,
+      },
     });
     this.agents.set(agentId, agent);
     agent.catch(() => this.agents.delete(agentId));
@@ -248,7 +275,10 @@ export class Runtime {
 
   /** Re-read the config file: agent definitions only (no hot swap of top-level components). */
   async reload(): Promise<{ changedAgents: string[] }> {
-    if (!this.configPath) throw new ConfigError("Cannot reload: no config path available", { hint: "Use Runtime.fromConfig(path)" });
+    if (!this.configPath)
+      throw new ConfigError("Cannot reload: no config path available", {
+        hint: "Use Runtime.fromConfig(path)",
+      });
     const { config } = await loadConfig(this.configPath);
     for (const key of ["runtime", "session", "events"] as const) {
       if (JSON.stringify(config[key]) !== JSON.stringify(this.config[key])) {
@@ -274,7 +304,10 @@ export class Runtime {
       const { config } = await loadConfig(this.configPath);
       const definition = config.agents.find((agent) => agent.id === agentId);
       if (!definition) await this.resolveAgentOrThrow(agentId);
-      this.config = { ...this.config, agents: this.config.agents.map((agent) => (agent.id === agentId && definition ? definition : agent)) };
+      this.config = {
+        ...this.config,
+        agents: this.config.agents.map((agent) => (agent.id === agentId && definition ? definition : agent)),
+      };
     } else {
       await this.resolveAgentOrThrow(agentId);
     }
@@ -304,7 +337,9 @@ export class Runtime {
   }
 
   /** What an agent is configured with and whether it is loaded; null for an unknown id. */
-  getAgentInfo(agentId: string): { id: string; name: string; selectors: Record<string, unknown>; loaded: boolean } | null {
+  getAgentInfo(
+    agentId: string,
+  ): { id: string; name: string; selectors: Record<string, unknown>; loaded: boolean } | null {
     const definition = this.config.agents.find((agent) => agent.id === agentId);
     if (!definition) return null;
     return {
@@ -316,7 +351,9 @@ export class Runtime {
         tool_executor: definition.tool_executor ?? null,
         context_assembler: definition.context_assembler ?? null,
         llm: { provider: (definition.llm as { provider?: string } | undefined)?.provider ?? "mock" },
-        tools: definition.tools.map((tool) => (tool as { id?: string; name?: string }).id ?? (tool as { name: string }).name),
+        tools: definition.tools.map(
+          (tool) => (tool as { id?: string; name?: string }).id ?? (tool as { name: string }).name,
+        ),
       },
       loaded: this.agents.has(agentId),
     };
@@ -343,7 +380,8 @@ export class Runtime {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const live of this.liveRuns.values()) live.scope.cancel({ type: "cancelled", value: "runtime closed" });
+    for (const live of this.liveRuns.values())
+      live.scope.cancel({ type: "cancelled", value: "runtime closed" });
     await Promise.allSettled([...this.liveRuns.values()].map((live) => live.done));
     const parts = await this.starting.catch(() => undefined);
     for (const agent of this.agents.values()) {

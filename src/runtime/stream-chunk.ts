@@ -56,5 +56,7 @@ export function toStreamChunk(event: RuntimeEvent): RunStreamChunk {
 
 /** Whether a chunk of this kind passes a `kinds` filter (which names stream kinds). */
 export function chunkKindOf(eventKind: string): string {
-  return eventKind === "tool.completed" || eventKind === "tool.failed" ? RunStreamChunkKind.TOOL_FINISHED : eventKind;
+  return eventKind === "tool.completed" || eventKind === "tool.failed"
+    ? RunStreamChunkKind.TOOL_FINISHED
+    : eventKind;
 }

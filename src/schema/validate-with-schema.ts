@@ -1,6 +1,8 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 
-export type SchemaValidation<T> = { ok: true; value: T } | { ok: false; issues: readonly StandardSchemaV1.Issue[] };
+export type SchemaValidation<T> =
+  | { ok: true; value: T }
+  | { ok: false; issues: readonly StandardSchemaV1.Issue[] };
 
 /** Validate with a Standard Schema; resolves synchronously when the schema does (zod does). */
 export function validateWithSchema<T>(

@@ -40,7 +40,11 @@ export interface SessionScope {
 /** The session seam (DR-1): state, transcript, artifacts, checkpoints, run records and event logs. */
 export interface SessionManager {
   /** Run `fn` while holding the session exclusively; runs of one session execute one at a time. */
-  session<T>(sessionId: string, fn: (scope: SessionScope) => Promise<T>, options?: SessionScopeOptions): Promise<T>;
+  session<T>(
+    sessionId: string,
+    fn: (scope: SessionScope) => Promise<T>,
+    options?: SessionScopeOptions,
+  ): Promise<T>;
   getState(sessionId: string): Promise<Record<string, unknown>>;
   setState(sessionId: string, state: Record<string, unknown>): Promise<void>;
   deleteSession(sessionId: string): Promise<void>;
@@ -49,7 +53,10 @@ export interface SessionManager {
   loadMessages(sessionId: string): Promise<Message[]>;
   saveArtifact(sessionId: string, artifact: SessionArtifact): Promise<void>;
   listArtifacts(sessionId: string): Promise<SessionArtifact[]>;
-  createCheckpoint(sessionId: string, checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">): Promise<SessionCheckpoint>;
+  createCheckpoint(
+    sessionId: string,
+    checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
+  ): Promise<SessionCheckpoint>;
   loadCheckpoint(sessionId: string, checkpointId: string): Promise<SessionCheckpoint | null>;
   listCheckpoints(sessionId: string): Promise<string[]>;
   saveRun(record: RunRecord): Promise<void>;

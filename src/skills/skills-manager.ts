@@ -15,8 +15,15 @@ export interface SkillReference {
 
 /** The skills seam. */
 export interface SkillsManager {
-  prepareSession(sessionId: string, sessionManager: SessionManager): Promise<Record<string, SessionSkillSummary>>;
-  loadReferences(sessionId: string, skillName: string, sessionManager: SessionManager): Promise<SkillReference[]>;
+  prepareSession(
+    sessionId: string,
+    sessionManager: SessionManager,
+  ): Promise<Record<string, SessionSkillSummary>>;
+  loadReferences(
+    sessionId: string,
+    skillName: string,
+    sessionManager: SessionManager,
+  ): Promise<SkillReference[]>;
   runSkill(
     sessionId: string,
     skillName: string,

@@ -14,8 +14,10 @@ import {
  * an empty object schema, the default execution spec, approval only when `approvalMode` is "always",
  * `invokeBatch` looping `invoke`.
  */
-export abstract class BaseTool<Params extends Record<string, unknown> = Record<string, unknown>, Result = unknown>
-  implements Tool<Params, Result>
+export abstract class BaseTool<
+  Params extends Record<string, unknown> = Record<string, unknown>,
+  Result = unknown,
+> implements Tool<Params, Result>
 {
   abstract readonly name: string;
   abstract readonly description: string;

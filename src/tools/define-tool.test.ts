@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "./define-tool.js";
-import { DEFAULT_EXECUTION_SPEC, isStreamingTool, normalizeApprovalMode, type ToolContext } from "./tool.js";
+import {
+  DEFAULT_EXECUTION_SPEC,
+  isStreamingTool,
+  normalizeApprovalMode,
+  type Tool,
+  type ToolContext,
+} from "./tool.js";
 
 const ctx = {} as ToolContext;
 
@@ -87,7 +93,8 @@ describe("defineTool", () => {
 
   it("accepts never_require and always_require as approvalMode aliases", () => {
     const make = (approvalMode: "never_require" | "always_require" | "never" | "inherit") =>
-      defineTool({ name: "t", description: "d", execute: () => null, approvalMode }).executionSpec().approvalMode;
+      defineTool({ name: "t", description: "d", execute: () => null, approvalMode }).executionSpec()
+        .approvalMode;
     expect(make("never_require")).toBe("never");
     expect(make("always_require")).toBe("always");
     expect(make("never")).toBe("never");
@@ -190,7 +197,10 @@ describe("defineTool", () => {
     });
 
     it("names each missing required key", () => {
-      expect(tool.validateParams!({ page: 1 })).toEqual({ ok: false, error: "- q: required\n- limit: required" });
+      expect(tool.validateParams!({ page: 1 })).toEqual({
+        ok: false,
+        error: "- q: required\n- limit: required",
+      });
       expect(tool.validateParams!({ q: "x" })).toEqual({ ok: false, error: "- limit: required" });
     });
 
@@ -211,6 +221,7 @@ describe("defineTool", () => {
     const streaming = defineTool({
       name: "stream",
       description: "d",
+      inputSchema: z.object({}),
       execute: () => "done",
       async *stream() {
         yield { type: "delta", text: "a" } as const;
@@ -220,19 +231,32 @@ describe("defineTool", () => {
     expect(isStreamingTool(streaming)).toBe(true);
     expect(streaming.executionSpec().supportsStreaming).toBe(true);
     const parts: unknown[] = [];
-    if (isStreamingTool(streaming)) for await (const part of streaming.invokeStream({}, ctx)) parts.push(part);
+    if (isStreamingTool(streaming))
+      for await (const part of streaming.invokeStream({}, ctx)) parts.push(part);
     expect(parts).toEqual([
       { type: "delta", text: "a" },
       { type: "result", data: "done" },
     ]);
-    const plain = defineTool({ name: "plain", description: "d", execute: () => null });
+    const plain = defineTool({
+      name: "plain",
+      description: "d",
+      inputSchema: z.object({}),
+      execute: () => null,
+    });
     expect(isStreamingTool(plain)).toBe(false);
+  });
+
+  it("gives a tool without inputSchema a type usable as a Tool", () => {
+    const bare = defineTool({ name: "ping", description: "d", execute: () => "pong" });
+    const asTool: Tool = bare;
+    expect(asTool.name).toBe("ping");
   });
 
   it("is durableIdempotent by default and can opt out", () => {
     expect(defineTool({ name: "t", description: "d", execute: () => null }).durableIdempotent).toBe(true);
     expect(
-      defineTool({ name: "t", description: "d", execute: () => null, durableIdempotent: false }).durableIdempotent,
+      defineTool({ name: "t", description: "d", execute: () => null, durableIdempotent: false })
+        .durableIdempotent,
     ).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { formatIssues, validateWithSchema } from "../schema/validate-with-schema.js";
 import { isStandardSchema, type SchemaLike, toToolInputSchema } from "../schema/to-json-schema.js";
+import { formatIssues, validateWithSchema } from "../schema/validate-with-schema.js";
 import {
   DEFAULT_EXECUTION_SPEC,
   type JsonSchema,
@@ -14,9 +14,14 @@ import {
   type ValidationOutcome,
 } from "./tool.js";
 
-type InferInput<S> = S extends StandardSchemaV1<unknown, infer Output> ? Output : Record<string, unknown>;
+/** The params type a schema validates to; without a typed schema, a plain object of arguments. */
+type InferInput<S> = [S] extends [StandardSchemaV1<unknown, infer Output>]
+  ? unknown extends Output
+    ? Record<string, unknown>
+    : Output
+  : Record<string, unknown>;
 
-export interface ToolDefinition<S extends SchemaLike, Result> {
+export interface ToolDefinition<S extends SchemaLike = Record<string, unknown>, Result = unknown> {
   name: string;
   description: string;
   /** zod or any Standard Schema (turned into JSON Schema for the model), or a JSON Schema object. */
@@ -49,10 +54,13 @@ export interface ToolDefinition<S extends SchemaLike, Result> {
  *   execute: ({ a, b }) => a + b,
  * });
  */
-export function defineTool<S extends SchemaLike, Result>(definition: ToolDefinition<S, Result>): Tool<InferInput<S>, Result> {
+export function defineTool<S extends SchemaLike, Result>(
+  definition: ToolDefinition<S, Result>,
+): Tool<InferInput<S>, Result> {
   const { name, description, inputSchema, execute } = definition;
   if (!name || typeof name !== "string") throw new TypeError("defineTool: `name` must be a non-empty string");
-  if (typeof execute !== "function") throw new TypeError(`defineTool("${name}"): \`execute\` must be a function`);
+  if (typeof execute !== "function")
+    throw new TypeError(`defineTool("${name}"): \`execute\` must be a function`);
   const jsonSchema = toToolInputSchema(inputSchema);
   const spec: ToolExecutionSpec = Object.freeze({
     ...DEFAULT_EXECUTION_SPEC,

@@ -21,7 +21,10 @@ export function formatToolError(code: string, message: string): string {
 
 function safeJson(value: unknown): string {
   try {
-    return JSON.stringify(value, (_key, item) => (typeof item === "bigint" ? item.toString() : item)) ?? String(value);
+    return (
+      JSON.stringify(value, (_key, item) => (typeof item === "bigint" ? item.toString() : item)) ??
+      String(value)
+    );
   } catch {
     return String(value);
   }

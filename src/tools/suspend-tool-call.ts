@@ -9,7 +9,9 @@ export class SuspendToolCall {
   readonly resumeMode: ResumeMode;
   readonly responseSchema: Record<string, unknown> | undefined;
 
-  constructor(options: { reason?: string; resumeMode?: ResumeMode; responseSchema?: Record<string, unknown> } = {}) {
+  constructor(
+    options: { reason?: string; resumeMode?: ResumeMode; responseSchema?: Record<string, unknown> } = {},
+  ) {
     this.reason = options.reason;
     this.resumeMode = options.resumeMode ?? "use_decision_as_tool_result";
     this.responseSchema = options.responseSchema;

@@ -1,5 +1,4 @@
-import type { ToolContext, ToolExecutionSpec, ToolStreamPart } from "./tool.js";
-import type { Tool } from "./tool.js";
+import type { Tool, ToolContext, ToolExecutionSpec, ToolStreamPart } from "./tool.js";
 
 export interface PolicyDecision {
   allowed: boolean;

@@ -25,7 +25,10 @@ export function registerToolExecutorBuiltins(): void {
     configSchema: retryToolExecutorConfigSchema,
     create: async (config, context) => {
       const { inner, ...options } = config as ReturnType<typeof retryToolExecutorConfigSchema.parse>;
-      return new RetryToolExecutor({ ...options, inner: await context.load<ToolExecutor>("tool_executor", inner) });
+      return new RetryToolExecutor({
+        ...options,
+        inner: await context.load<ToolExecutor>("tool_executor", inner),
+      });
     },
   });
   for (const type of ["concurrent_batch", "concurrent"]) {

@@ -1,5 +1,10 @@
 import { z } from "zod";
-import type { BatchToolExecutor, ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
+import type {
+  BatchToolExecutor,
+  ToolExecutionRequest,
+  ToolExecutionResult,
+  ToolExecutor,
+} from "../tool-executor.js";
 
 export const concurrentBatchToolExecutorConfigSchema = z.object({
   inner: z.unknown().default({ type: "safe" }),
@@ -35,7 +40,8 @@ export class ConcurrentBatchToolExecutor implements BatchToolExecutor {
       }
     };
     const workers: Promise<void>[] = [];
-    for (let count = 0; count < Math.min(this.maxConcurrency, concurrent.length); count++) workers.push(worker());
+    for (let count = 0; count < Math.min(this.maxConcurrency, concurrent.length); count++)
+      workers.push(worker());
     await Promise.all(workers);
     for (const index of sequential) results[index] = await this.inner.execute(requests[index]!);
     return results;

@@ -10,7 +10,11 @@ import {
 import { CancelScope } from "../../loop/cancel-scope.js";
 import { DEFAULT_EXECUTION_SPEC, type Tool, type ToolContext } from "../tool.js";
 import type { ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
-import { RetryToolExecutor, type RetryToolExecutorOptions, retryToolExecutorConfigSchema } from "./retry-tool-executor.js";
+import {
+  RetryToolExecutor,
+  type RetryToolExecutorOptions,
+  retryToolExecutorConfigSchema,
+} from "./retry-tool-executor.js";
 
 interface TestRequest extends ToolExecutionRequest {
   readonly scope: CancelScope;
@@ -57,7 +61,12 @@ function failed(exception: unknown): ToolExecutionResult {
   };
 }
 
-const ok = (data: unknown): ToolExecutionResult => ({ toolId: "flaky", success: true, data, metadata: { timeoutMs: 1000 } });
+const ok = (data: unknown): ToolExecutionResult => ({
+  toolId: "flaky",
+  success: true,
+  data,
+  metadata: { timeoutMs: 1000 },
+});
 
 /** An inner executor answering with these results in turn (the last one repeats). */
 function scriptedInner(results: ToolExecutionResult[]) {
@@ -111,7 +120,12 @@ describe("RetryToolExecutor", () => {
     const inner = scriptedInner([ok(1)]);
     const { executor, sleep } = makeExecutor(inner);
     const result = await executor.execute(makeRequest());
-    expect(result).toEqual({ toolId: "flaky", success: true, data: 1, metadata: { timeoutMs: 1000, retryAttempts: 1 } });
+    expect(result).toEqual({
+      toolId: "flaky",
+      success: true,
+      data: 1,
+      metadata: { timeoutMs: 1000, retryAttempts: 1 },
+    });
     expect(sleep).not.toHaveBeenCalled();
   });
 
@@ -199,8 +213,14 @@ describe("RetryToolExecutor", () => {
     const inner = scriptedInner([ok(1)]);
 
     it("is min(initial × multiplier^index, max) without jitter", () => {
-      const { executor } = makeExecutor(inner, { initial_delay_ms: 100, backoff_multiplier: 3, max_delay_ms: 2000 });
-      expect([0, 1, 2, 3, 4].map((index) => executor.delayFor(index, undefined))).toEqual([100, 300, 900, 2000, 2000]);
+      const { executor } = makeExecutor(inner, {
+        initial_delay_ms: 100,
+        backoff_multiplier: 3,
+        max_delay_ms: 2000,
+      });
+      expect([0, 1, 2, 3, 4].map((index) => executor.delayFor(index, undefined))).toEqual([
+        100, 300, 900, 2000, 2000,
+      ]);
     });
 
     it("with full jitter is random × base", () => {
@@ -313,8 +333,9 @@ describe("RetryToolExecutor", () => {
 
   it("closes its inner executor", async () => {
     const close = vi.fn(async () => {});
-    const { executor } = makeExecutor({ execute: async () => ok(1), close });
-    expect(executor.inner).toBeDefined();
+    const inner: ToolExecutor = { execute: async () => ok(1), close };
+    const { executor } = makeExecutor(inner);
+    expect(executor.inner).toBe(inner);
     await executor.close();
     expect(close).toHaveBeenCalledOnce();
   });

@@ -1,15 +1,28 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { ToolCancelledError, ToolError, ToolTimeoutError, ToolUnavailableError } from "../../errors/error-classes.js";
+import {
+  ToolCancelledError,
+  ToolError,
+  ToolTimeoutError,
+  ToolUnavailableError,
+} from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { CancelScope } from "../../loop/cancel-scope.js";
 import { deadlines } from "../../util/deadline-queue.js";
-import { DEFAULT_EXECUTION_SPEC, type Tool, type ToolContext, type ToolExecutionSpec } from "../tool.js";
+import { SuspendToolCall } from "../suspend-tool-call.js";
+import {
+  DEFAULT_EXECUTION_SPEC,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionSpec,
+  type ToolStreamPart,
+} from "../tool.js";
 import type { ToolExecutionRequest, ToolExecutionResult } from "../tool-executor.js";
 import { asToolError, isPromiseLike, SafeToolExecutor } from "./safe-tool-executor.js";
 
 interface TestRequest extends ToolExecutionRequest {
   readonly scope: CancelScope;
   readonly abortReasons: unknown[];
+  readonly deltas: string[];
 }
 
 /** A ToolExecutionRequest over a real CancelScope, recording `abort()` calls. */
@@ -20,15 +33,20 @@ function makeRequest(
   const scope = options.scope ?? new CancelScope();
   let controller: AbortController | null = null;
   const abortReasons: unknown[] = [];
+  const deltas: string[] = [];
   const request: TestRequest = {
     toolId: tool.name,
     tool,
     params: options.params ?? {},
-    context: { toolCallId: "call_1" } as ToolContext,
+    context: {
+      toolCallId: "call_1",
+      emitDelta: (text: string) => deltas.push(text),
+    } as unknown as ToolContext,
     executionSpec: { ...DEFAULT_EXECUTION_SPEC, ...options.spec },
     metadata: {},
     scope,
     abortReasons,
+    deltas,
     get signal() {
       if (controller === null) {
         const created = new AbortController();
@@ -50,7 +68,13 @@ function makeRequest(
 }
 
 function makeTool(invoke: Tool["invoke"], name = "probe"): Tool {
-  return { name, description: "test tool", schema: () => ({}), executionSpec: () => DEFAULT_EXECUTION_SPEC, invoke };
+  return {
+    name,
+    description: "test tool",
+    schema: () => ({}),
+    executionSpec: () => DEFAULT_EXECUTION_SPEC,
+    invoke,
+  };
 }
 
 function deferred<T>() {
@@ -125,9 +149,17 @@ describe("SafeToolExecutor", () => {
   });
 
   it("resolves an async tool's value and cancels its deadline", async () => {
-    const request = makeRequest(makeTool(async () => ({ rows: 3 })), { spec: { defaultTimeoutMs: 500 } });
+    const request = makeRequest(
+      makeTool(async () => ({ rows: 3 })),
+      { spec: { defaultTimeoutMs: 500 } },
+    );
     const result = await new SafeToolExecutor().execute(request);
-    expect(result).toEqual({ toolId: "probe", success: true, data: { rows: 3 }, metadata: { timeoutMs: 500 } });
+    expect(result).toEqual({
+      toolId: "probe",
+      success: true,
+      data: { rows: 3 },
+      metadata: { timeoutMs: 500 },
+    });
     expect(deadlines.size).toBe(0);
     expect(request.abortReasons).toEqual([]);
   });
@@ -171,12 +203,11 @@ describe("SafeToolExecutor", () => {
 
   it("times out with a ToolTimeoutError, retryable, and aborts the request", async () => {
     const pending = deferred<string>();
-    let seenSignal: AbortSignal | undefined;
     const request = makeRequest(
       makeTool(() => pending.promise),
       { spec: { defaultTimeoutMs: 100 } },
     );
-    seenSignal = request.signal;
+    const seenSignal = request.signal;
     const state = track(new SafeToolExecutor().execute(request));
     await vi.advanceTimersByTimeAsync(99);
     expect(state.settled).toBe(false);
@@ -192,7 +223,9 @@ describe("SafeToolExecutor", () => {
     expect(error.code).toBe("tool.timeout");
     expect(error.retryable).toBe(true);
     expect(error.timeoutMs).toBe(100);
-    expect(error.hint).toBe("Raise the tool's timeoutMs or the executor's default_timeout_ms, or make the tool faster");
+    expect(error.hint).toBe(
+      "Raise the tool's timeoutMs or the executor's default_timeout_ms, or make the tool faster",
+    );
     expect(request.abortReasons).toEqual([error]);
     expect(seenSignal.aborted).toBe(true);
     expect(seenSignal.reason).toBe(error);
@@ -205,7 +238,9 @@ describe("SafeToolExecutor", () => {
 
   it("uses the executor's default timeout when the tool has none", async () => {
     const state = track(
-      new SafeToolExecutor({ default_timeout_ms: 40 }).execute(makeRequest(makeTool(() => new Promise(() => {})))),
+      new SafeToolExecutor({ default_timeout_ms: 40 }).execute(
+        makeRequest(makeTool(() => new Promise(() => {}))),
+      ),
     );
     await vi.advanceTimersByTimeAsync(39);
     expect(state.settled).toBe(false);
@@ -256,7 +291,7 @@ describe("SafeToolExecutor", () => {
   // synchronous part runs, CancelScope.onCancel calls the callback at once, and `finish` calls `unregister()`
   // before the `const unregister` binding is initialised: the promise rejects with a ReferenceError instead of
   // resolving a cancelled result ("Never throws").
-  it.fails("resolves a cancelled result when the tool cancels the run synchronously", async () => {
+  it("resolves a cancelled result when the tool cancels the run synchronously", async () => {
     const scope = new CancelScope();
     const request = makeRequest(
       makeTool(() => {
@@ -268,6 +303,95 @@ describe("SafeToolExecutor", () => {
     const result = await new SafeToolExecutor().execute(request);
     expect(result.exception).toBeInstanceOf(ToolCancelledError);
     expect(result.metadata).toEqual({ timeoutMs: 30_000, cancelled: true });
+  });
+
+  it("reports a SuspendToolCall as it is, not as a tool error", async () => {
+    const suspension = new SuspendToolCall({ reason: "pick one" });
+    const result = await new SafeToolExecutor().execute(
+      makeRequest(
+        makeTool(async () => {
+          throw suspension;
+        }),
+      ),
+    );
+    expect(result).toEqual({
+      toolId: "probe",
+      success: false,
+      error: "suspended",
+      exception: suspension,
+      metadata: { timeoutMs: 30_000 },
+    });
+  });
+
+  describe("streaming tools", () => {
+    function streamingTool(parts: () => AsyncIterable<ToolStreamPart>): Tool {
+      const invoke = vi.fn(() => "invoke was called");
+      return Object.assign(makeTool(invoke, "streamer"), { invokeStream: parts });
+    }
+
+    it("emits each delta and returns the result part's data", async () => {
+      const request = makeRequest(
+        streamingTool(async function* () {
+          yield { type: "delta", text: "Hel" };
+          yield { type: "delta", text: "lo" };
+          yield { type: "result", data: { greeting: "Hello" } };
+        }),
+      );
+      const result = await new SafeToolExecutor().execute(request);
+      expect(request.deltas).toEqual(["Hel", "lo"]);
+      expect(result).toEqual({
+        toolId: "streamer",
+        success: true,
+        data: { greeting: "Hello" },
+        metadata: { timeoutMs: 30_000 },
+      });
+    });
+
+    it("returns the joined text when there is no result part", async () => {
+      const request = makeRequest(
+        streamingTool(async function* () {
+          yield { type: "delta", text: "a" };
+          yield { type: "delta", text: "b" };
+        }),
+      );
+      expect((await new SafeToolExecutor().execute(request)).data).toBe("ab");
+    });
+
+    it("turns a stream failure into a ToolError", async () => {
+      const request = makeRequest(
+        streamingTool(async function* () {
+          yield { type: "delta", text: "partial" };
+          throw new Error("stream broke");
+        }),
+      );
+      const result = await new SafeToolExecutor().execute(request);
+      expect(request.deltas).toEqual(["partial"]);
+      expect(result.exception).toBeInstanceOf(ToolError);
+      expect(result.error).toBe("stream broke");
+    });
+
+    it("stops reading the stream when the run is cancelled", async () => {
+      const scope = new CancelScope();
+      const read: string[] = [];
+      const request = makeRequest(
+        streamingTool(async function* () {
+          read.push("first");
+          yield { type: "delta", text: "first" };
+          scope.cancel({ type: "cancelled" });
+          read.push("second");
+          yield { type: "delta", text: "second" };
+          read.push("third");
+          yield { type: "delta", text: "third" };
+        }),
+        { scope },
+      );
+      const result = await new SafeToolExecutor().execute(request);
+      await flush();
+      expect(result.exception).toBeInstanceOf(ToolCancelledError);
+      expect(result.metadata).toEqual({ timeoutMs: 30_000, cancelled: true });
+      expect(read).toEqual(["first", "second"]);
+      expect(request.deltas).toEqual(["first", "second"]);
+    });
   });
 
   describe('interruptBehavior "block"', () => {
@@ -312,11 +436,20 @@ describe("SafeToolExecutor", () => {
 
 describe("isPromiseLike", () => {
   it("recognises thenables only", () => {
+    const withThen = <T extends object>(target: T, then: unknown): T =>
+      // biome-ignore lint/suspicious/noThenProperty: building thenables is the point of this test
+      Object.defineProperty(target, "then", { value: then });
     expect(isPromiseLike(Promise.resolve(1))).toBe(true);
-    expect(isPromiseLike({ then: () => {} })).toBe(true);
-    const thenableFunction = Object.assign(() => {}, { then: () => {} });
-    expect(isPromiseLike(thenableFunction)).toBe(true);
-    expect(isPromiseLike({ then: 1 })).toBe(false);
+    expect(isPromiseLike(withThen({}, () => {}))).toBe(true);
+    expect(
+      isPromiseLike(
+        withThen(
+          () => {},
+          () => {},
+        ),
+      ),
+    ).toBe(true);
+    expect(isPromiseLike(withThen({}, 1))).toBe(false);
     expect(isPromiseLike(null)).toBe(false);
     expect(isPromiseLike(42)).toBe(false);
   });

@@ -49,9 +49,15 @@ export class SafeToolExecutor implements ToolExecutor {
   }
 }
 
-function race(request: ToolExecutionRequest, value: PromiseLike<unknown>, timeoutMs: number): Promise<ToolExecutionResult> {
+function race(
+  request: ToolExecutionRequest,
+  value: PromiseLike<unknown>,
+  timeoutMs: number,
+): Promise<ToolExecutionResult> {
   return new Promise<ToolExecutionResult>((resolve) => {
     let settled = false;
+    // Assigned below; a tool that cancels its run synchronously makes onCancel call back before that.
+    let unregister: () => void = noop;
     const finish = (result: ToolExecutionResult) => {
       if (settled) return;
       settled = true;
@@ -67,7 +73,8 @@ function race(request: ToolExecutionRequest, value: PromiseLike<unknown>, timeou
       request.abort(error);
       finish(failure(request, error, timeoutMs, false));
     });
-    const unregister = request.onCancel(() => finish(failure(request, cancelledError(request), timeoutMs, true)));
+    unregister = request.onCancel(() => finish(failure(request, cancelledError(request), timeoutMs, true)));
+    if (settled) unregister();
     value.then(
       (data) => finish(success(request, data, timeoutMs)),
       (error) => finish(failure(request, error, timeoutMs, false)),
@@ -76,7 +83,10 @@ function race(request: ToolExecutionRequest, value: PromiseLike<unknown>, timeou
 }
 
 /** A streaming tool's deltas become `tool.delta` events; its `result` part (or the joined text) is the data. */
-async function consumeToolStream(parts: AsyncIterable<ToolStreamPart>, request: ToolExecutionRequest): Promise<unknown> {
+async function consumeToolStream(
+  parts: AsyncIterable<ToolStreamPart>,
+  request: ToolExecutionRequest,
+): Promise<unknown> {
   let text = "";
   let result: unknown;
   let hasResult = false;
@@ -93,6 +103,8 @@ async function consumeToolStream(parts: AsyncIterable<ToolStreamPart>, request: 
   return hasResult ? result : text;
 }
 
+function noop(): void {}
+
 function cancelledError(request: ToolExecutionRequest): ToolCancelledError {
   return new ToolCancelledError(`Tool '${request.toolId}' cancelled before completion`);
 }
@@ -101,9 +113,20 @@ function success(request: ToolExecutionRequest, data: unknown, timeoutMs: number
   return { toolId: request.toolId, success: true, data, metadata: { timeoutMs } };
 }
 
-function failure(request: ToolExecutionRequest, error: unknown, timeoutMs: number, cancelled: boolean): ToolExecutionResult {
+function failure(
+  request: ToolExecutionRequest,
+  error: unknown,
+  timeoutMs: number,
+  cancelled: boolean,
+): ToolExecutionResult {
   if (isSuspendToolCall(error)) {
-    return { toolId: request.toolId, success: false, error: "suspended", exception: error, metadata: { timeoutMs } };
+    return {
+      toolId: request.toolId,
+      success: false,
+      error: "suspended",
+      exception: error,
+      metadata: { timeoutMs },
+    };
   }
   const exception = asToolError(error, request.toolId);
   const metadata: Record<string, unknown> = { timeoutMs };
@@ -115,8 +138,13 @@ function failure(request: ToolExecutionRequest, error: unknown, timeoutMs: numbe
 export function asToolError(error: unknown, toolId: string): KeelError {
   if (KeelError.isInstance(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
-  const retryable = typeof error === "object" && error !== null && (error as { retryable?: unknown }).retryable === true;
-  return new ToolError(message || `Tool '${toolId}' failed`, { cause: error, retryable, context: { toolId } });
+  const retryable =
+    typeof error === "object" && error !== null && (error as { retryable?: unknown }).retryable === true;
+  return new ToolError(message || `Tool '${toolId}' failed`, {
+    cause: error,
+    retryable,
+    context: { toolId },
+  });
 }
 
 export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

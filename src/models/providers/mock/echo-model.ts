@@ -36,7 +36,12 @@ export class EchoModel implements LanguageModel {
     const input = userIndex === -1 ? "" : messageText(messages[userIndex]!);
     const match = /^\/tool\s+(\S+)\s*([\s\S]*)$/.exec(input.trim());
     if (match && request.tools?.some((tool) => tool.name === match[1])) {
-      yield { type: "tool-call", id: `call_${callIndex}`, name: match[1]!, arguments: { query: match[2] ?? "" } };
+      yield {
+        type: "tool-call",
+        id: `call_${callIndex}`,
+        name: match[1]!,
+        arguments: { query: match[2] ?? "" },
+      };
       yield { type: "usage", usage: { inputTokens, outputTokens: 8 } };
       yield { type: "finish", stopReason: "tool_use", model: this.modelId };
       return;
@@ -56,7 +61,8 @@ function* answer(text: string, inputTokens: number, model: string): Generator<Mo
 }
 
 function lastUserIndex(messages: readonly Message[]): number {
-  for (let index = messages.length - 1; index >= 0; index--) if (messages[index]!.role === "user") return index;
+  for (let index = messages.length - 1; index >= 0; index--)
+    if (messages[index]!.role === "user") return index;
   return -1;
 }
 

@@ -51,9 +51,12 @@ export class ScriptedModel implements LanguageModel {
     let step = this.steps[index];
     if (step === undefined && this.whenExhausted === "repeat-last") step = this.steps[this.steps.length - 1];
     if (step === undefined) {
-      const error = new LLMResponseError(`The scripted model has no turn ${index + 1} (its script has ${this.steps.length})`, {
-        hint: "Add a turn to the script, or pass { whenExhausted: 'repeat-last' }",
-      });
+      const error = new LLMResponseError(
+        `The scripted model has no turn ${index + 1} (its script has ${this.steps.length})`,
+        {
+          hint: "Add a turn to the script, or pass { whenExhausted: 'repeat-last' }",
+        },
+      );
       return single({ type: "error", error, errorType: "response" });
     }
     const turn = typeof step === "function" ? step(request, index) : step;
@@ -66,7 +69,10 @@ export class ScriptedModel implements LanguageModel {
 }
 
 /** Build a scripted model. */
-export function scriptedModel(script: readonly (ScriptedTurn | ScriptStep)[], options?: ScriptedModelOptions): ScriptedModel {
+export function scriptedModel(
+  script: readonly (ScriptedTurn | ScriptStep)[],
+  options?: ScriptedModelOptions,
+): ScriptedModel {
   return new ScriptedModel(script, options);
 }
 
@@ -97,7 +103,8 @@ async function* streamTurn(
     yield { type: "error", error, errorType: turn.error.type };
     return;
   }
-  if (turn.reasoning !== undefined) yield { type: "reasoning", reasoning: { type: "reasoning", text: turn.reasoning } };
+  if (turn.reasoning !== undefined)
+    yield { type: "reasoning", reasoning: { type: "reasoning", text: turn.reasoning } };
   if (turn.deltas) for (const text of turn.deltas) yield { type: "text-delta", text };
   else if (turn.text) yield { type: "text-delta", text: turn.text };
   const calls = turn.toolCalls;

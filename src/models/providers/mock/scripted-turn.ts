@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { ConfigError, LLMConnectionError, LLMRateLimitError, LLMResponseError } from "../../../errors/error-classes.js";
+import { formatConfigPath } from "../../../config/config-issues.js";
+import {
+  ConfigError,
+  LLMConnectionError,
+  LLMRateLimitError,
+  LLMResponseError,
+} from "../../../errors/error-classes.js";
 import type { KeelError } from "../../../errors/keel-error.js";
 import type { ModelErrorType, ModelRequest, ModelUsage } from "../../language-model.js";
 
@@ -83,7 +89,7 @@ export function parseScript(script: readonly unknown[]): ScriptStep[] {
     const parsed = turnSchema.safeParse(step);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new ConfigError(`llm.script[${index}]${issue?.path.length ? `.${issue.path.join(".")}` : ""}: ${issue?.message}`, {
+      throw new ConfigError(`llm.script[${index}]${subPath(issue?.path ?? [])}: ${issue?.message}`, {
         hint: "A scripted turn has text, deltas, reasoning, tool_calls [{name, arguments}], usage, error or delay_ms",
       });
     }
@@ -124,6 +130,11 @@ export function parseScript(script: readonly unknown[]): ScriptStep[] {
     if (delay !== undefined) result.delayMs = delay;
     return result;
   });
+}
+
+function subPath(path: readonly PropertyKey[]): string {
+  const text = formatConfigPath(path);
+  return text === "" || text.startsWith("[") ? text : `.${text}`;
 }
 
 function dropUndefined<T extends object>(value: T): Partial<T> {
