@@ -226,7 +226,7 @@ export class RunDriver implements PatternDriver {
       this.log.emit("llm.failed", {
         model: agent.model.modelId,
         error: (error as Error).message,
-        errorDetails: undefined,
+        errorDetails: toErrorDetails(error),
       });
       throw error;
     }
@@ -250,6 +250,7 @@ export class RunDriver implements PatternDriver {
       model: response.model,
       usage: response.usage,
       stopReason: response.stopReason,
+      durationMs: performance.now() - startedAt,
     });
     if (this.limits.maxCostUsd !== undefined || this.limits.maxTotalTokens !== undefined) this.checkBudgets();
     return response;
