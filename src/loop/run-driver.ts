@@ -1,4 +1,5 @@
-import { BudgetExhausted } from "../errors/error-classes.js";
+import { BudgetExhausted, ToolError } from "../errors/error-classes.js";
+import { ERROR_CODES } from "../errors/error-codes.js";
 import { toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { ModelRequest } from "../models/language-model.js";
@@ -279,7 +280,10 @@ export class RunDriver implements PatternDriver {
       },
     );
     if (state!.status === "succeeded") return state!.result;
-    throw new Error(state!.error?.message ?? `Tool '${toolId}' failed`);
+    throw new ToolError(state!.error?.message ?? `Tool '${toolId}' failed`, {
+      code: state!.error?.code ?? ERROR_CODES.TOOL_ERROR,
+      context: { toolId, runId: this.ctx.runId, step: this.step },
+    });
   }
 
   async callToolBatch(calls: readonly (readonly [string, Record<string, unknown>])[]): Promise<unknown[]> {

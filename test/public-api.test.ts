@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import * as keel from "../src/index.js";
+import * as testing from "../src/testing/index.js";
+
+/** Pins what each entry exports, so a change to the public API is a deliberate one. */
+describe("public API", () => {
+  it("keel", () => {
+    expect(Object.keys(keel).sort()).toMatchInlineSnapshot(`
+      [
+        "AsyncEventBus",
+        "BasePattern",
+        "BaseTool",
+        "BudgetExhausted",
+        "ConcurrentBatchToolExecutor",
+        "ConfigError",
+        "ConfigLoadError",
+        "ConfigValidationError",
+        "DEFAULT_EXECUTION_SPEC",
+        "DecisionError",
+        "DefaultRuntime",
+        "ERROR_CODES",
+        "EVENT_SCHEMAS",
+        "EchoModel",
+        "FileLoggingEventBus",
+        "IllegalTransitionError",
+        "InMemorySessionManager",
+        "KeelError",
+        "LLMConnectionError",
+        "LLMRateLimitError",
+        "LLMResponseError",
+        "LocalSkillsManager",
+        "MODEL_SPECIFICATION_VERSION",
+        "ModelRetryError",
+        "OutputValidationError",
+        "PHASES",
+        "PRICE_TABLE",
+        "PatternError",
+        "PermanentToolError",
+        "PermissionDeniedError",
+        "PlanExecutePattern",
+        "PluginConfigError",
+        "PluginLoadError",
+        "ReactPattern",
+        "RetryToolExecutor",
+        "RunNotCompletedError",
+        "RunStreamChunkKind",
+        "Runtime",
+        "RuntimeEvent",
+        "SafeToolExecutor",
+        "SessionQueueFullError",
+        "SuspendToolCall",
+        "ToolAuthError",
+        "ToolCancelledError",
+        "ToolError",
+        "ToolRateLimitError",
+        "ToolTimeoutError",
+        "ToolUnavailableError",
+        "ToolValidationError",
+        "VERSION",
+        "approximateTokens",
+        "canTransitionRun",
+        "canTransitionToolCall",
+        "computeCost",
+        "defineTool",
+        "expandEnv",
+        "formatConfigError",
+        "getContextAssembler",
+        "getEventBus",
+        "getHook",
+        "getLogger",
+        "getMemory",
+        "getPattern",
+        "getRuntime",
+        "getSession",
+        "getSkills",
+        "getTool",
+        "getToolExecutor",
+        "isBackgroundTool",
+        "isBatchTool",
+        "isLanguageModel",
+        "isPluginRef",
+        "isRetryable",
+        "isStreamingTool",
+        "listContextAssemblers",
+        "listEventBuses",
+        "listHooks",
+        "listMemories",
+        "listPatterns",
+        "listRuntimes",
+        "listSessions",
+        "listSkills",
+        "listToolExecutors",
+        "listTools",
+        "loadConfig",
+        "loadPlugin",
+        "nearMatch",
+        "parseConfig",
+        "registerContextAssembler",
+        "registerEventBus",
+        "registerHook",
+        "registerMemory",
+        "registerPattern",
+        "registerRuntime",
+        "registerSession",
+        "registerSkills",
+        "registerTool",
+        "registerToolExecutor",
+        "resolvePricing",
+        "runAgent",
+        "runAgentDetailed",
+        "runStatusOf",
+        "setLogger",
+        "similarityRatio",
+        "stopReasonOf",
+        "streamAgent",
+        "summarizeToolPhase",
+        "toErrorDetails",
+        "transitionRun",
+        "transitionToolCall",
+      ]
+    `);
+  });
+
+  it("keel/testing", () => {
+    expect(Object.keys(testing).sort()).toMatchInlineSnapshot(`
+      [
+        "ScriptedModel",
+        "describeSessionManagerConformance",
+        "scriptedModel",
+      ]
+    `);
+  });
+
+  it("package.json exports the built entries and the bin", async () => {
+    const { default: manifest } = await import("../package.json", { with: { type: "json" } });
+    expect(Object.keys(manifest.exports)).toEqual([".", "./testing", "./package.json"]);
+    expect(manifest.bin).toEqual({ keel: "./dist/cli/main.js" });
+    expect(manifest.type).toBe("module");
+    expect(manifest.engines.node).toBe(">=20.19");
+  });
+});
