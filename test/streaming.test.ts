@@ -92,3 +92,21 @@ describe("streaming (RT-8)", () => {
     await runtime.close();
   });
 });
+
+describe("step pairing", () => {
+  it("pairs step.started with step.finished on every exit, failures included", async () => {
+    const { runtime } = await runtimeWith([
+      { toolCalls: [toolCall("add", { a: 1, b: 1 })] },
+      { error: { type: "response", message: "bad" } },
+    ]);
+    const chunks = await collect(runtime.stream({ agentId: "a", inputText: "go" }));
+    const steps = chunks.filter((chunk) => chunk.kind === "step.started" || chunk.kind === "step.finished");
+    expect(steps.map((chunk) => `${chunk.kind}:${chunk.payload.step}:${chunk.payload.action ?? ""}`)).toEqual([
+      "step.started:1:",
+      "step.finished:1:continue",
+      "step.started:2:",
+      "step.finished:2:error",
+    ]);
+    await runtime.close();
+  });
+});

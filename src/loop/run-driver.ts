@@ -108,8 +108,9 @@ export class RunDriver implements PatternDriver {
       action = await body();
     } catch (error) {
       deadline?.cancel();
-      if (error instanceof TerminateRun && error.termination.type === "suspended")
-        await this.endStep(step, "suspended");
+      // StepStart and StepEnd stay paired on every exit; the step's own error is what the run reports.
+      const ended = error instanceof TerminateRun ? error.termination.type : "error";
+      await this.endStep(step, ended).catch(() => {});
       throw error;
     }
     deadline?.cancel();
