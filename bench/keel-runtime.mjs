@@ -1,0 +1,16 @@
+/** Keel under test: the built package (`npm run build` first) and a one-agent runtime per measurement. */
+import { defineTool, Runtime } from "../dist/index.js";
+
+export const AGENT_ID = "bench";
+
+/** Wrap a plain tool function as a Keel tool (JSON Schema input, so no validator library is involved). */
+export function keelTool(name, execute, inputSchema) {
+  return defineTool({ name, description: `bench tool ${name}`, inputSchema, execute });
+}
+
+/** A runtime with one agent on `model` and `tools`, defaults everywhere else (in-memory store, async bus). */
+export function createKeelRuntime({ model, tools, maxSteps = 64 }) {
+  return Runtime.fromDict({
+    agents: [{ id: AGENT_ID, name: "Bench", tools, llm: model, runtime: { max_steps: maxSteps } }],
+  });
+}
