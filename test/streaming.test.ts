@@ -101,12 +101,9 @@ describe("step pairing", () => {
     ]);
     const chunks = await collect(runtime.stream({ agentId: "a", inputText: "go" }));
     const steps = chunks.filter((chunk) => chunk.kind === "step.started" || chunk.kind === "step.finished");
-    expect(steps.map((chunk) => `${chunk.kind}:${chunk.payload.step}:${chunk.payload.action ?? ""}`)).toEqual([
-      "step.started:1:",
-      "step.finished:1:continue",
-      "step.started:2:",
-      "step.finished:2:error",
-    ]);
+    expect(steps.map((chunk) => `${chunk.kind}:${chunk.payload.step}:${chunk.payload.action ?? ""}`)).toEqual(
+      ["step.started:1:", "step.finished:1:continue", "step.started:2:", "step.finished:2:error"],
+    );
     await runtime.close();
   });
 });

@@ -48,18 +48,21 @@ export class AsyncEventBus implements EventBus {
     return () => this.unsubscribe(name, subscription);
   }
 
-  /** Build an event outside any run, stamped now, and publish it. */
+  /** Build an event outside any run, stamped now, check its payload against `EVENT_SCHEMAS`, and publish it. */
   emit(name: string, payload?: Record<string, unknown>): RuntimeEvent {
     const event = new RuntimeEvent(name, payload ?? {}, Date.now());
+    const schema = getEventSchema(name);
+    if (schema !== undefined && !hasRequiredPayload(schema, event.payload)) this.warnMissing(event);
     this.publish(event);
     return event;
   }
 
-  /** Record the event in the history and deliver it to its handlers. Never throws for a handler's sake. */
+  /**
+   * Record the event in the history and deliver it to its handlers. Never throws for a handler's sake. The
+   * payload is not checked here: run events are checked where user code emits them (`PatternDriver.emit`).
+   */
   publish(event: RuntimeEvent): void {
     if (this.maxHistory > 0) this.remember(event);
-    const schema = getEventSchema(event.kind);
-    if (schema !== undefined && !hasRequiredPayload(schema, event.payload)) this.warnMissing(event);
     const named = this.byName.get(event.kind);
     if (named !== undefined) this.dispatch(named, event);
     if (this.wildcard.length > 0) this.dispatch(this.wildcard, event);

@@ -54,7 +54,7 @@ export interface EventBus {
   subscribe(name: string, handler: EventHandler): () => void;
   /** Build and deliver an event outside any run. */
   emit(name: string, payload?: Record<string, unknown>): RuntimeEvent;
-  /** Deliver an event already built (a run's log entry, with its sequence). */
+  /** Deliver an event already built (a run's log entry, with its sequence; its payload was checked). */
   publish(event: RuntimeEvent): void;
   getHistory(options?: { name?: string; limit?: number }): RuntimeEvent[];
   clearHistory(): void;

@@ -1,7 +1,9 @@
 import { BudgetExhausted, ToolError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { toErrorDetails } from "../errors/keel-error.js";
+import { checkEventPayload } from "../events/event-schemas.js";
 import type { RunEventLog } from "../events/run-event-log.js";
+import { getLogger } from "../logging/logger.js";
 import type { ModelRequest } from "../models/language-model.js";
 import type { Message, ToolCall } from "../models/message.js";
 import { computeCost } from "../models/pricing.js";
@@ -267,9 +269,8 @@ export class RunDriver implements PatternDriver {
     this.log.emit("llm.reasoning", { text });
   }
 
-  async callTools(calls: ToolCall[]): Promise<ToolCallOutcome[]> {
-    const states = await executeToolStage(this, calls, { appendResults: true });
-    return states.map(toOutcome);
+  callTools(calls: ToolCall[]): Promise<ToolCallOutcome[]> {
+    return executeToolStage(this, calls, APPEND_RESULTS).then(toOutcomes);
   }
 
   async callTool(toolId: string, params: Record<string, unknown>): Promise<unknown> {
@@ -342,7 +343,14 @@ export class RunDriver implements PatternDriver {
     this.suspended = states;
   }
 
+  /** A pattern's own event; a declared name missing a required payload key is warned about, never refused. */
   emit(name: string, payload: Record<string, unknown>): void {
+    const missing = checkEventPayload(name, payload);
+    if (missing.length > 0) {
+      getLogger().warn(`event ${name} is missing required payload key(s): ${missing.join(", ")}`, {
+        runId: this.ctx.runId,
+      });
+    }
     this.log.emit(name, payload);
   }
 
@@ -386,6 +394,12 @@ export class RunDriver implements PatternDriver {
 let toolCallCounter = 0;
 const EMPTY: readonly string[] = Object.freeze([]);
 const EMPTY_CALLS: readonly ToolCall[] = Object.freeze([]);
+
+const APPEND_RESULTS = Object.freeze({ appendResults: true });
+
+function toOutcomes(states: ToolCallState[]): ToolCallOutcome[] {
+  return states.map(toOutcome);
+}
 
 function toOutcome(state: ToolCallState): ToolCallOutcome {
   const outcome: ToolCallOutcome = {

@@ -22,7 +22,6 @@ export interface ExecuteRequestInput {
   runtime: RuntimePlugin;
 }
 
-const preparedSessions = new WeakMap<SkillsManager, Set<string>>();
 const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
 
 /**
@@ -89,31 +88,25 @@ export async function executeRequest(input: ExecuteRequestInput): Promise<RunRes
   return result;
 }
 
+/** The skills manager caches per session; calling it each run is what lets `rescan()` reach live sessions. */
 async function prepareSkills(input: ExecuteRequestInput): Promise<void> {
-  let prepared = preparedSessions.get(input.skills);
-  if (!prepared) {
-    prepared = new Set();
-    preparedSessions.set(input.skills, prepared);
-  }
-  if (prepared.has(input.request.sessionId)) return;
   await input.skills.prepareSession(input.request.sessionId, input.sessionManager);
-  prepared.add(input.request.sessionId);
 }
 
 /** Each tool's `preflight` once per session before its first turn; a failure ends the run before the loop. */
 async function preflight(input: ExecuteRequestInput): Promise<void> {
   const { agent, request, log } = input;
+  if (agent.preflightTools.length === 0) return;
   let done = preflighted.get(agent);
   if (!done) {
     done = new Set();
     preflighted.set(agent, done);
   }
   if (done.has(request.sessionId)) return;
-  for (const [toolId, tool] of Object.entries(agent.tools)) {
-    if (!tool.preflight) continue;
+  for (const [toolId, tool] of agent.preflightTools) {
     const startedAt = performance.now();
     try {
-      await tool.preflight({
+      await tool.preflight?.({
         agentId: agent.id,
         sessionId: request.sessionId,
         runId: request.runId,

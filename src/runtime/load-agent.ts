@@ -87,6 +87,7 @@ export async function loadAgent(
     modelOptions,
     pricing,
     tools,
+    preflightTools: Object.entries(tools).filter(([, tool]) => typeof tool.preflight === "function"),
     toolSpecs,
     toolExecutor,
     hooks: new PhaseHooks(hooks),

@@ -9,24 +9,63 @@ export interface ReadOptions {
   kinds?: readonly string[];
 }
 
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
+
 /**
- * Follow a live run's log from a sequence to its end. The consumer reads the log with its own cursor, so it
- * never holds the run back and sees every event once, in order.
+ * Follows a run's live log from a sequence to its end with a cursor of its own: it never holds the run back
+ * and sees every event once, in order. A hand-written iterator rather than an async generator, because each
+ * chunk through a generator costs a promise chain of its own (S2).
  */
-export async function* followLog(
-  log: RunEventLog,
-  options: ReadOptions = {},
-): AsyncGenerator<RunStreamChunk> {
-  const kinds = options.kinds ? new Set(options.kinds) : null;
-  const events = log.events;
-  let index = Math.max(0, (options.afterSequence ?? 0) - log.firstSequence + 1);
-  for (;;) {
-    while (index < events.length) {
-      const event = events[index++]!;
-      if (kinds === null || kinds.has(chunkKindOf(event.kind))) yield toStreamChunk(event);
+export class RunChunkIterator implements AsyncIterableIterator<RunStreamChunk> {
+  private log: RunEventLog | null = null;
+  private index = 0;
+  private finished = false;
+  private readonly kinds: ReadonlySet<string> | null;
+
+  constructor(
+    private readonly source: RunEventLog | (() => Promise<RunEventLog>),
+    private readonly options: ReadOptions = {},
+  ) {
+    this.kinds = options.kinds ? new Set(options.kinds) : null;
+    if (typeof source !== "function") this.attach(source);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<RunStreamChunk, undefined>> {
+    const log = this.log;
+    if (log === null) {
+      if (this.finished) return Promise.resolve(DONE);
+      return (this.source as () => Promise<RunEventLog>)().then((started) => {
+        this.attach(started);
+        return this.next();
+      });
     }
-    if (log.closed) return;
-    await log.next();
+    const events = log.events;
+    const kinds = this.kinds;
+    while (!this.finished && this.index < events.length) {
+      const event = events[this.index++]!;
+      if (kinds === null || kinds.has(chunkKindOf(event.kind)))
+        return Promise.resolve({ value: toStreamChunk(event), done: false });
+    }
+    if (this.finished || log.closed) {
+      this.finished = true;
+      return Promise.resolve(DONE);
+    }
+    return log.next().then(() => this.next());
+  }
+
+  /** Leaving early detaches; the run goes on. */
+  return(): Promise<IteratorResult<RunStreamChunk, undefined>> {
+    this.finished = true;
+    return Promise.resolve(DONE);
+  }
+
+  private attach(log: RunEventLog): void {
+    this.log = log;
+    this.index = Math.max(0, (this.options.afterSequence ?? 0) - log.firstSequence + 1);
   }
 }
 

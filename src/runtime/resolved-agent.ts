@@ -17,6 +17,8 @@ export interface ResolvedAgent {
   readonly modelOptions: ModelCallOptions;
   readonly pricing: ModelPricing;
   readonly tools: Readonly<Record<string, Tool>>;
+  /** The tools with a `preflight`, run once per session before its first turn. */
+  readonly preflightTools: readonly (readonly [string, Tool])[];
   /** The tools as the model sees them, computed once. */
   readonly toolSpecs: readonly ModelToolSpec[];
   readonly toolExecutor: ToolExecutor;

@@ -25,8 +25,8 @@ export class DefaultRuntime implements RuntimePlugin {
     return !this.closed;
   }
 
-  async run(input: RunLoopInput): Promise<RunLoopOutcome> {
-    if (this.paused !== null) await this.paused.promise;
+  run(input: RunLoopInput): Promise<RunLoopOutcome> {
+    if (this.paused !== null) return this.paused.promise.then(() => executeRunLoop(input));
     return executeRunLoop(input);
   }
 

@@ -13,7 +13,7 @@ import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { executeRequest } from "./execute-request.js";
 import { loadAgent } from "./load-agent.js";
-import { followLog, type ReadOptions, replayEvents } from "./read-run-events.js";
+import { type ReadOptions, RunChunkIterator, replayEvents } from "./read-run-events.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 import type { RunRecord, RunRequest, RunResult, RunStatus } from "./run-types.js";
 import type { RuntimePlugin } from "./runtime-plugin.js";
@@ -158,22 +158,25 @@ export class Runtime {
     return live.done as Promise<RunResult<T>>;
   }
 
-  /** Run and yield its events as they happen; the last chunk is `run.finished` with the RunResult. */
-  async *stream(
+  /**
+   * Run and yield its events as they happen; the last chunk is `run.finished` with the RunResult. The run
+   * starts at the first `next()`; a request that cannot start rejects there.
+   */
+  stream(
     request: RunRequest,
     options: { kinds?: readonly string[] } = {},
-  ): AsyncGenerator<RunStreamChunk> {
-    const live = await this.startRun(request);
-    yield* followLog(live.log, options);
+  ): AsyncIterableIterator<RunStreamChunk> {
+    return new RunChunkIterator(() => this.startRun(request).then((live) => live.log), options);
   }
 
   /** Replay a run's events after a sequence, then follow it live until it ends (LC-9). */
-  async *attach(runId: string, options: ReadOptions = {}): AsyncGenerator<RunStreamChunk> {
+  attach(runId: string, options: ReadOptions = {}): AsyncIterableIterator<RunStreamChunk> {
     const live = this.liveRuns.get(runId);
-    if (live) {
-      yield* followLog(live.log, options);
-      return;
-    }
+    if (live) return new RunChunkIterator(live.log, options);
+    return this.replayStored(runId, options);
+  }
+
+  private async *replayStored(runId: string, options: ReadOptions): AsyncGenerator<RunStreamChunk> {
     await this.ready();
     const record = await this.sessionManager.getRun(runId);
     if (!record)
@@ -197,7 +200,7 @@ export class Runtime {
     const runId = request.runId ?? randomUUID();
     if (this.liveRuns.has(runId))
       throw new ConfigError(`Run '${runId}' is already running`, { hint: "Use a new runId" });
-    const sessionId = request.sessionId ?? randomUUID();
+    const sessionId = request.sessionId ?? `session-${randomUUID()}`;
     const normalized = { ...request, runId, sessionId };
     const scope = new CancelScope();
     if (request.signal) {
@@ -209,7 +212,8 @@ export class Runtime {
         });
     }
     const log = new RunEventLog(runId, sessionId, agent.id, parts.eventBus);
-    this.trackSession(sessionId, agent.id);
+    // A session made up for one run can never be named again; only named sessions are worth tracking.
+    if (request.sessionId !== undefined) this.trackSession(sessionId, agent.id);
     const done = executeRequest({ agent, request: normalized, log, scope, ...parts }).finally(() => {
       this.liveRuns.delete(runId);
     });

@@ -4,15 +4,17 @@ import { registerBuiltin } from "../plugins/plugin-registry.js";
 import { InMemorySessionManager } from "./in-memory-session-manager.js";
 import type { SessionManager } from "./session-manager.js";
 
-/** Config of the `in_memory` session manager; it has no options. */
-export const IN_MEMORY_SESSION_MANAGER_CONFIG = z.object({});
+/** Config of the `in_memory` session manager. */
+export const IN_MEMORY_SESSION_MANAGER_CONFIG = z.object({
+  max_run_logs: z.number().int().positive().default(1000),
+});
 
 const inMemorySessionManager: PluginDefinition<SessionManager> = {
   kind: "session",
   type: "in_memory",
   configSchema: IN_MEMORY_SESSION_MANAGER_CONFIG,
-  create() {
-    return new InMemorySessionManager();
+  create(config) {
+    return new InMemorySessionManager({ maxRunLogs: config.max_run_logs as number });
   },
 };
 

@@ -42,3 +42,23 @@ describe("InMemorySessionManager", () => {
     expect(created).toBeInstanceOf(InMemorySessionManager);
   });
 });
+
+describe("InMemorySessionManager retention", () => {
+  it("keeps the newest maxRunLogs event logs and every run record", async () => {
+    const manager = new InMemorySessionManager({ maxRunLogs: 2 });
+    for (const runId of ["r1", "r2", "r3"]) {
+      await manager.appendEvents(runId, [
+        new RuntimeEvent("run.started", { resumed: false }, 1, runId, "s", "a", 1),
+      ]);
+    }
+    expect(await manager.loadEvents("r1")).toEqual([]);
+    expect((await manager.loadEvents("r2")).map((event) => event.runId)).toEqual(["r2"]);
+    expect((await manager.loadEvents("r3")).map((event) => event.runId)).toEqual(["r3"]);
+    await manager.appendEvents("r2", [
+      new RuntimeEvent("run.finished", { result: null }, 2, "r2", "s", "a", 2),
+    ]);
+    expect((await manager.loadEvents("r2", { afterSequence: 1 })).map((event) => event.kind)).toEqual([
+      "run.finished",
+    ]);
+  });
+});

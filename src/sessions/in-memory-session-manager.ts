@@ -15,6 +15,11 @@ import {
 export interface InMemorySessionManagerOptions {
   /** Runs allowed to wait per session when `session()` is not told otherwise. Default 1000. */
   queueSize?: number;
+  /**
+   * Event logs kept; past this, the oldest run's log is dropped (its record stays). Memory is the only store
+   * here, so an unbounded history would make a long-lived process slower with every run. Default 1000.
+   */
+  maxRunLogs?: number;
 }
 
 interface SessionData {
@@ -37,8 +42,11 @@ export class InMemorySessionManager implements SessionManager {
   private readonly runs = new Map<string, RunRecord>();
   private readonly events = new Map<string, RuntimeEvent[]>();
 
+  private readonly maxRunLogs: number;
+
   constructor(options: InMemorySessionManagerOptions = {}) {
     this.queueSize = options.queueSize ?? DEFAULT_SESSION_QUEUE_SIZE;
+    this.maxRunLogs = options.maxRunLogs ?? 1000;
   }
 
   /** Run `fn` holding the session; a nested call passing `scope.token` re-enters and sees the same state. */
@@ -160,12 +168,13 @@ export class InMemorySessionManager implements SessionManager {
 
   /** Append events (ascending sequences) to the run's log. The events themselves are kept, not copied. */
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
-    let log = this.events.get(runId);
-    if (log === undefined) {
-      log = [];
-      this.events.set(runId, log);
+    const log = this.events.get(runId);
+    if (log !== undefined) {
+      for (let index = 0; index < events.length; index++) log.push(events[index] as RuntimeEvent);
+      return;
     }
-    for (let index = 0; index < events.length; index++) log.push(events[index] as RuntimeEvent);
+    this.events.set(runId, events.slice());
+    if (this.events.size > this.maxRunLogs) this.events.delete(this.events.keys().next().value as string);
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */

@@ -47,6 +47,11 @@ interface DiscoveredSkill {
 
 type SkillSet = ReadonlyMap<string, DiscoveredSkill>;
 
+const NO_SKILLS: { skills: SkillSet; summaries: Record<string, SessionSkillSummary> } = {
+  skills: new Map(),
+  summaries: Object.freeze({}) as Record<string, SessionSkillSummary>,
+};
+
 const FRONT_MATTER_KEYS = new Set(["name", "description", "allowed-tools", "entry"]);
 
 /**
@@ -154,6 +159,8 @@ export class LocalSkillsManager implements SkillsManager {
       return cached;
     }
     const skills = await this.discover();
+    // Without skills there is nothing a session could change: share one empty entry instead of caching per session.
+    if (skills.size === 0) return NO_SKILLS;
     const entry = { skills, summaries: summariesOf(skills) };
     this.sessions.set(sessionId, entry);
     if (this.sessions.size > this.maxCachedSessions) {

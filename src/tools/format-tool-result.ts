@@ -2,8 +2,15 @@ import { isToolResult } from "./tool.js";
 
 /** The text the model sees for a tool's data: strings as they are, everything else as JSON. */
 export function formatToolResult(data: unknown): string {
-  if (typeof data === "string") return data;
-  if (data === undefined) return "";
+  switch (typeof data) {
+    case "string":
+      return data;
+    case "number":
+    case "boolean":
+      return String(data);
+    case "undefined":
+      return "";
+  }
   if (isToolResult(data)) {
     const shown: Record<string, unknown> = { ok: data.ok, summary: data.summary };
     if (data.data !== undefined) shown.data = data.data;
