@@ -7,6 +7,7 @@ import type { TerminationReason } from "../runtime/run-types.js";
 export class CancelScope {
   /** Why the run must stop; null while it may go on. */
   termination: TerminationReason | null = null;
+  private single: ((reason: unknown) => void) | null = null;
   private callbacks: ((reason: unknown) => void)[] | null = null;
   private controller: AbortController | null = null;
 
@@ -28,10 +29,21 @@ export class CancelScope {
       callback(this.termination);
       return noop;
     }
+    // Most runs have one call waiting at a time: keep it in a slot, not an array that grows to 17 entries.
+    if (this.single === null && this.callbacks === null) {
+      this.single = callback;
+      return () => {
+        if (this.single === callback) this.single = null;
+      };
+    }
     if (this.callbacks === null) this.callbacks = [];
     const callbacks = this.callbacks;
     callbacks.push(callback);
     return () => {
+      if (this.single === callback) {
+        this.single = null;
+        return;
+      }
       const index = callbacks.indexOf(callback);
       if (index !== -1) callbacks.splice(index, 1);
     };
@@ -42,8 +54,11 @@ export class CancelScope {
     if (this.termination !== null) return false;
     this.termination = termination;
     this.controller?.abort(termination);
+    const single = this.single;
     const callbacks = this.callbacks;
+    this.single = null;
     this.callbacks = null;
+    single?.(termination);
     if (callbacks) for (const callback of callbacks) callback(termination);
     return true;
   }

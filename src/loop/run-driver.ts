@@ -6,7 +6,6 @@ import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { ModelRequest } from "../models/language-model.js";
 import type { Message, ToolCall } from "../models/message.js";
-import { computeCost } from "../models/pricing.js";
 import type { PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
 import { accumulateUsage } from "../runtime/accumulate-usage.js";
 import type { ResolvedAgent } from "../runtime/resolved-agent.js";
@@ -101,10 +100,7 @@ export class RunDriver implements PatternDriver {
     const hooks = this.agent.hooks;
     if (hooks.stepStart.length > 0) await hooks.run("stepStart", this.hookContext("stepStart"));
     const timeoutMs = this.limits.stepTimeoutMs;
-    const deadline =
-      timeoutMs > 0
-        ? deadlines.add(timeoutMs, () => this.scope.cancel({ type: "stopped", value: "timeout" }))
-        : null;
+    const deadline = timeoutMs > 0 ? deadlines.add(timeoutMs, this.onStepTimeout) : null;
     let action: StepAction;
     try {
       action = await body();
@@ -137,15 +133,17 @@ export class RunDriver implements PatternDriver {
       if (this.signatures.length > conditions.signatureWindow) this.signatures.shift();
     }
     const usage = this.ctx.usage;
-    const decision = conditions.evaluate({
-      steps: step,
-      elapsedMs: Date.now() - this.startedAt,
-      totalTokens: usage.totalTokens,
-      consecutiveErrors: this.consecutiveErrors,
-      lastText: this.lastText,
-      requestedTools: this.requestedTools,
-      recentSignatures: this.signatures,
-    });
+    const decision = conditions.isEmpty
+      ? null
+      : conditions.evaluate({
+          steps: step,
+          elapsedMs: Date.now() - this.startedAt,
+          totalTokens: usage.totalTokens,
+          consecutiveErrors: this.consecutiveErrors,
+          lastText: this.lastText,
+          requestedTools: this.requestedTools,
+          recentSignatures: this.signatures,
+        });
     if (decision !== null) throw new TerminateRun({ type: "stopped", value: decision.type });
     if (step >= this.limits.maxSteps) throw new TerminateRun({ type: "stopped", value: "max_steps" });
     this.checkBudgets();
@@ -236,11 +234,7 @@ export class RunDriver implements PatternDriver {
     }
     this.checkpointBoundary();
     const usage = this.ctx.usage;
-    accumulateUsage(
-      usage,
-      response.usage,
-      response.usage ? computeCost(response.usage, agent.pricing) : undefined,
-    );
+    accumulateUsage(usage, response.usage, agent.pricing);
     this.lastText = response.text;
     if (hooks.afterInference.length > 0) {
       const context = this.hookContext("afterInference");
@@ -327,6 +321,11 @@ export class RunDriver implements PatternDriver {
       resumeInput,
     );
   }
+
+  /** One closure per run for every step's deadline. */
+  private readonly onStepTimeout = (): void => {
+    this.scope.cancel({ type: "stopped", value: "timeout" });
+  };
 
   private readonly emitToolDelta = (toolCallId: string, toolId: string, text: string): void => {
     this.log.emit("tool.delta", { toolCallId, toolId, text });

@@ -83,6 +83,8 @@ function compile(spec: StopConditionSpec): Check | null {
 }
 
 export interface StopConditionEvaluator {
+  /** No condition is enabled: the loop skips the evaluation (and building its facts) altogether. */
+  readonly isEmpty: boolean;
   /** How many step signatures loop detection needs (0: none are kept). */
   readonly signatureWindow: number;
   evaluate(facts: StepFacts): StopDecision | null;
@@ -99,6 +101,7 @@ export function createStopConditions(specs: readonly StopConditionSpec[]): StopC
     if (spec.type === "loop_detection") signatureWindow = Math.max(signatureWindow, spec.window);
   }
   return {
+    isEmpty: checks.length === 0,
     signatureWindow,
     evaluate(facts) {
       for (const { type, check } of checks) {

@@ -43,24 +43,27 @@ export async function executeToolStage(
   calls: readonly ToolCall[],
   options: ToolStageOptions,
 ): Promise<ToolCallState[]> {
-  const staged: StagedCall[] = [];
-  const allowed: StagedCall[] = [];
+  // Sized up front: a parked run holds these while its tools run, and a pushed-to `[]` grows to 17 slots.
+  const staged: StagedCall[] = new Array(calls.length);
+  const allowed: StagedCall[] = new Array(calls.length);
+  let allowedCount = 0;
   let blockedReason: string | null = null;
   let limitReached = false;
   const maxToolCalls = driver.limits.maxToolCalls;
 
   // Stage 1: ToolGate, serially, in the order the model issued the calls.
-  for (const call of calls) {
+  for (let index = 0; index < calls.length; index++) {
+    const call = calls[index]!;
     const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status: "new" };
     const entry: StagedCall = { state, tool: driver.agent.tools[call.name], context: undefined };
-    staged.push(entry);
+    staged[index] = entry;
     if (blockedReason !== null || limitReached || driver.scope.cancelled) {
       fail(driver, state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);
       continue;
     }
-    const refusal = await admit(driver, entry, call);
-    if (refusal) continue;
-    if (maxToolCalls !== undefined && driver.ctx.usage.toolCalls + allowed.length >= maxToolCalls) {
+    const admitted = admit(driver, entry, call);
+    if (typeof admitted === "boolean" ? admitted : await admitted) continue;
+    if (maxToolCalls !== undefined && driver.ctx.usage.toolCalls + allowedCount >= maxToolCalls) {
       limitReached = true;
       fail(
         driver,
@@ -70,12 +73,12 @@ export async function executeToolStage(
       );
       continue;
     }
-    const decision = await gate(driver, entry);
+    const decision = needsGate(driver, entry) ? await gate(driver, entry) : undefined;
     if (decision === "refused") continue;
     switch (decision?.action) {
       case undefined:
       case "allow":
-        allowed.push(entry);
+        allowed[allowedCount++] = entry;
         break;
       case "suspend":
         suspend(
@@ -97,7 +100,8 @@ export async function executeToolStage(
   }
 
   // Stages 2 and 3: BeforeToolExecute, execute, AfterToolExecute.
-  if (allowed.length > 0) {
+  allowed.length = allowedCount;
+  if (allowedCount > 0) {
     const executor = driver.agent.toolExecutor;
     if (isBatchToolExecutor(executor) && allowed.length > 1) {
       for (const entry of allowed) await beforeExecute(driver, entry);
@@ -114,10 +118,11 @@ export async function executeToolStage(
           fail(driver, entry.state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);
           continue;
         }
-        await beforeExecute(driver, entry);
+        if (hasBeforeExecute(driver, entry)) await beforeExecute(driver, entry);
         const startedAt = start(driver, entry);
         const result = await executor.execute(entry.context!);
-        await settle(driver, entry, result, startedAt);
+        if (hasAfterExecute(driver, entry)) await settle(driver, entry, result, startedAt);
+        else settleOutcome(driver, entry, result, performance.now() - startedAt, undefined);
         if (entry.state.status === "suspended") stop = true;
       }
     }
@@ -136,8 +141,11 @@ export async function executeToolStage(
   return states;
 }
 
-/** The checks before the gate: a known tool, parseable and valid arguments. A refusal fails only the call. */
-async function admit(driver: RunDriver, entry: StagedCall, call: ToolCall): Promise<boolean> {
+/**
+ * The checks before the gate: a known tool, parseable and valid arguments. A refusal fails only the call.
+ * Synchronous unless the tool's validator is; most are, and the step then allocates no promise here.
+ */
+function admit(driver: RunDriver, entry: StagedCall, call: ToolCall): boolean | Promise<boolean> {
   const { state, tool } = entry;
   if (tool === undefined) {
     const names = Object.keys(driver.agent.tools);
@@ -159,20 +167,55 @@ async function admit(driver: RunDriver, entry: StagedCall, call: ToolCall): Prom
     return true;
   }
   if (tool.validateParams) {
-    const outcome = await tool.validateParams(state.params);
-    if (!outcome.ok) {
-      fail(
-        driver,
-        state,
-        ERROR_CODES.TOOL_VALIDATION,
-        `Invalid arguments for tool '${call.name}':\n${outcome.error}`,
-      );
-      return true;
-    }
-    state.params = outcome.value as Record<string, unknown>;
+    const outcome = tool.validateParams(state.params);
+    if (outcome instanceof Promise) return outcome.then((settled) => applyValidation(driver, entry, settled));
+    return applyValidation(driver, entry, outcome);
   }
   entry.context = driver.toolCallContext(state, tool, undefined);
   return false;
+}
+
+function applyValidation(
+  driver: RunDriver,
+  entry: StagedCall,
+  outcome: { ok: true; value: unknown } | { ok: false; error: string },
+): boolean {
+  const { state } = entry;
+  if (!outcome.ok) {
+    fail(
+      driver,
+      state,
+      ERROR_CODES.TOOL_VALIDATION,
+      `Invalid arguments for tool '${state.toolId}':\n${outcome.error}`,
+    );
+    return true;
+  }
+  state.params = outcome.value as Record<string, unknown>;
+  entry.context = driver.toolCallContext(state, entry.tool!, undefined);
+  return false;
+}
+
+/** Whether the gate has anything to ask: hooks, an approval rule, or the executor's policy. */
+function needsGate(driver: RunDriver, entry: StagedCall): boolean {
+  return (
+    driver.agent.hooks.toolGate.length > 0 ||
+    entry.context!.executionSpec.approvalMode === "always" ||
+    entry.tool!.requiresApproval !== undefined ||
+    isPolicyToolExecutor(driver.agent.toolExecutor)
+  );
+}
+
+function hasBeforeExecute(driver: RunDriver, entry: StagedCall): boolean {
+  return driver.agent.hooks.beforeToolExecute.length > 0 || entry.tool!.beforeInvoke !== undefined;
+}
+
+function hasAfterExecute(driver: RunDriver, entry: StagedCall): boolean {
+  const tool = entry.tool!;
+  return (
+    driver.agent.hooks.afterToolExecute.length > 0 ||
+    tool.afterInvoke !== undefined ||
+    tool.fallback !== undefined
+  );
 }
 
 /**
@@ -239,7 +282,6 @@ async function settle(
   const { state } = entry;
   const tool = entry.tool!;
   const context = entry.context!;
-  context.release();
   const durationMs = performance.now() - startedAt;
   if (tool.afterInvoke) {
     try {
@@ -253,24 +295,46 @@ async function settle(
       // afterInvoke is advisory; its failure never changes the call's outcome.
     }
   }
-  if (!result.success && isSuspendToolCall(result.exception)) {
-    const suspension = result.exception;
-    suspend(driver, state, suspension.reason, suspension.resumeMode, suspension.responseSchema);
-  } else if (result.success) {
-    succeed(driver, entry, result.data, durationMs);
-  } else {
+  let recovered: unknown;
+  if (
+    !result.success &&
+    tool.fallback &&
+    !isSuspendToolCall(result.exception) &&
+    result.metadata.cancelled !== true
+  ) {
     const exception = asToolError(result.exception ?? new Error(result.error ?? "tool failed"), state.toolId);
-    const recovered =
-      tool.fallback && exception.code !== ERROR_CODES.TOOL_CANCELLED
-        ? await tool.fallback(exception, state.params, context)
-        : undefined;
-    if (recovered !== undefined) succeed(driver, entry, recovered, durationMs);
-    else if (result.metadata.cancelled === true)
-      fail(driver, state, ERROR_CODES.TOOL_CANCELLED, exception.message, durationMs, "cancelled");
-    else fail(driver, state, exception.code, exception.message, durationMs);
+    recovered = await tool.fallback(exception, state.params, context);
   }
+  settleOutcome(driver, entry, result, durationMs, recovered);
   if (driver.agent.hooks.afterToolExecute.length > 0) {
     await driver.agent.hooks.run("afterToolExecute", driver.hookContext("afterToolExecute", state));
+  }
+}
+
+/** Record what the execution ended with: a result, a suspension, a cancellation or a failure. */
+function settleOutcome(
+  driver: RunDriver,
+  entry: StagedCall,
+  result: ToolExecutionResult,
+  durationMs: number,
+  recovered: unknown,
+): void {
+  const { state } = entry;
+  entry.context!.release();
+  if (result.success) {
+    succeed(driver, entry, result.data, durationMs);
+  } else if (isSuspendToolCall(result.exception)) {
+    const suspension = result.exception;
+    suspend(driver, state, suspension.reason, suspension.resumeMode, suspension.responseSchema);
+  } else if (recovered !== undefined) {
+    succeed(driver, entry, recovered, durationMs);
+  } else {
+    const exception = asToolError(result.exception ?? new Error(result.error ?? "tool failed"), state.toolId);
+    if (result.metadata.cancelled === true) {
+      fail(driver, state, ERROR_CODES.TOOL_CANCELLED, exception.message, durationMs, "cancelled");
+    } else {
+      fail(driver, state, exception.code, exception.message, durationMs);
+    }
   }
 }
 

@@ -1,12 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { CallCost } from "../models/pricing.js";
+import { computeCost, type ModelPricing } from "../models/pricing.js";
 import { accumulateUsage } from "./accumulate-usage.js";
 import { createRunUsage } from "./run-types.js";
 
-const cost = (costUsd: number | null, input = 0, output = 0, cachedRead = 0, cachedWrite = 0): CallCost => ({
-  costUsd,
-  breakdown: { input, output, cached_read: cachedRead, cached_write: cachedWrite },
-});
+const SONNET: ModelPricing = { input: 3, output: 15, cached_read: 0.3, cached_write: 3.75 };
 
 describe("accumulateUsage", () => {
   it("starts from zero with a known cost", () => {
@@ -29,53 +26,65 @@ describe("accumulateUsage", () => {
     accumulateUsage(
       usage,
       {
-        inputTokens: 100,
-        outputTokens: 20,
-        cacheReadTokens: 30,
-        cacheCreationTokens: 10,
+        inputTokens: 1_000_000,
+        outputTokens: 100_000,
+        cacheReadTokens: 200_000,
+        cacheCreationTokens: 100_000,
         reasoningTokens: 5,
       },
-      cost(1.5, 1, 0.25, 0.125, 0.125),
+      SONNET,
     );
-    accumulateUsage(usage, { inputTokens: 50, outputTokens: 5, totalTokens: 60 }, cost(0.5, 0.25, 0.25));
-    expect(usage).toEqual({
-      llmCalls: 2,
-      toolCalls: 0,
-      inputTokens: 150,
-      outputTokens: 25,
-      totalTokens: 180,
-      inputTokensCached: 30,
-      inputTokensCacheCreation: 10,
-      reasoningTokens: 5,
-      costUsd: 2,
-      costBreakdown: { input: 1.25, output: 0.5, cached_read: 0.125, cached_write: 0.125 },
-    });
+    accumulateUsage(usage, { inputTokens: 50, outputTokens: 5, totalTokens: 60 }, SONNET);
+    expect(usage.llmCalls).toBe(2);
+    expect(usage.inputTokens).toBe(1_000_050);
+    expect(usage.outputTokens).toBe(100_005);
+    expect(usage.totalTokens).toBe(1_100_000 + 60);
+    expect(usage.inputTokensCached).toBe(200_000);
+    expect(usage.inputTokensCacheCreation).toBe(100_000);
+    expect(usage.reasoningTokens).toBe(5);
+    // 700k plain input × 3 + 100k output × 15 + 200k read × 0.3 + 100k write × 3.75, per million; then 50 in / 5 out.
+    expect(usage.costBreakdown.input).toBeCloseTo(2.1 + 0.00015, 10);
+    expect(usage.costBreakdown.output).toBeCloseTo(1.5 + 0.000075, 10);
+    expect(usage.costBreakdown.cached_read).toBeCloseTo(0.06, 10);
+    expect(usage.costBreakdown.cached_write).toBeCloseTo(0.375, 10);
+    expect(usage.costUsd).toBeCloseTo(2.1 + 1.5 + 0.06 + 0.375 + 0.000225, 10);
   });
 
-  it("counts a call without usage and leaves everything else alone", () => {
+  it("agrees with computeCost for one call", () => {
+    const call = {
+      inputTokens: 12_345,
+      outputTokens: 678,
+      cacheReadTokens: 1_000,
+      cacheCreationTokens: 2_000,
+    };
     const usage = createRunUsage();
-    accumulateUsage(usage, undefined, cost(5, 5));
-    expect(usage).toEqual({ ...createRunUsage(), llmCalls: 1 });
+    accumulateUsage(usage, call, SONNET);
+    const single = computeCost(call, SONNET);
+    expect(usage.costUsd).toBeCloseTo(single.costUsd!, 12);
+    expect(usage.costBreakdown).toEqual(single.breakdown);
   });
 
-  it("adds tokens but not cost when the call has no cost", () => {
+  it("counts a call without usage and leaves the totals", () => {
     const usage = createRunUsage();
-    accumulateUsage(usage, { inputTokens: 7, outputTokens: 3 }, undefined);
-    expect(usage.totalTokens).toBe(10);
+    accumulateUsage(usage, undefined, SONNET);
+    expect(usage.llmCalls).toBe(1);
+    expect(usage.totalTokens).toBe(0);
     expect(usage.costUsd).toBe(0);
   });
 
-  it("keeps the run's cost null once a call's cost is unknown", () => {
+  it("makes the run's cost null once a call has tokens without a rate, and keeps it null", () => {
     const usage = createRunUsage();
-    accumulateUsage(usage, { inputTokens: 1, outputTokens: 1 }, cost(1, 1));
-    expect(usage.costUsd).toBe(1);
-    accumulateUsage(usage, { inputTokens: 1, outputTokens: 1 }, cost(null, 0.5));
+    accumulateUsage(usage, { inputTokens: 10, outputTokens: 0 }, SONNET);
+    accumulateUsage(usage, { inputTokens: 0, outputTokens: 10 }, { input: 1 });
     expect(usage.costUsd).toBeNull();
-    accumulateUsage(usage, { inputTokens: 1, outputTokens: 1 }, cost(2, 2));
+    accumulateUsage(usage, { inputTokens: 10, outputTokens: 10 }, SONNET);
     expect(usage.costUsd).toBeNull();
-    // The breakdown still adds up the parts that were priced.
-    expect(usage.costBreakdown.input).toBe(3.5);
-    expect(usage.llmCalls).toBe(3);
-    expect(usage.inputTokens).toBe(3);
+    expect(usage.totalTokens).toBe(40);
+  });
+
+  it("keeps the cost known for zero tokens of a class without a rate", () => {
+    const usage = createRunUsage();
+    accumulateUsage(usage, { inputTokens: 1_000_000, outputTokens: 0 }, { input: 2 });
+    expect(usage.costUsd).toBe(2);
   });
 });

@@ -1,26 +1,44 @@
 import type { ModelUsage } from "../models/language-model.js";
-import type { CallCost } from "../models/pricing.js";
+import type { ModelPricing } from "../models/pricing.js";
 import type { RunUsage } from "./run-types.js";
 
-/** Add one model call to the run's usage. Once a call's cost is unknown, the run's stays null (RT-10). */
-export function accumulateUsage(
-  usage: RunUsage,
-  call: ModelUsage | undefined,
-  cost: CallCost | undefined,
-): void {
+/**
+ * Add one model call to the run's usage and cost, in place (no per-call objects on the hot path). Once a
+ * call has tokens without a known rate, the run's cost is null and stays null (RT-10). Non-cached input is
+ * input − cache read − cache creation.
+ */
+export function accumulateUsage(usage: RunUsage, call: ModelUsage | undefined, pricing: ModelPricing): void {
   usage.llmCalls++;
   if (!call) return;
+  const cacheRead = call.cacheReadTokens ?? 0;
+  const cacheWrite = call.cacheCreationTokens ?? 0;
   usage.inputTokens += call.inputTokens;
   usage.outputTokens += call.outputTokens;
   usage.totalTokens += call.totalTokens ?? call.inputTokens + call.outputTokens;
-  usage.inputTokensCached += call.cacheReadTokens ?? 0;
-  usage.inputTokensCacheCreation += call.cacheCreationTokens ?? 0;
+  usage.inputTokensCached += cacheRead;
+  usage.inputTokensCacheCreation += cacheWrite;
   usage.reasoningTokens += call.reasoningTokens ?? 0;
-  if (!cost) return;
   const breakdown = usage.costBreakdown;
-  breakdown.input += cost.breakdown.input;
-  breakdown.output += cost.breakdown.output;
-  breakdown.cached_read += cost.breakdown.cached_read;
-  breakdown.cached_write += cost.breakdown.cached_write;
-  usage.costUsd = usage.costUsd === null || cost.costUsd === null ? null : usage.costUsd + cost.costUsd;
+  let known = true;
+  const plainInput = Math.max(0, call.inputTokens - cacheRead - cacheWrite);
+  if (plainInput > 0) {
+    if (pricing.input === undefined) known = false;
+    else breakdown.input += (plainInput / 1_000_000) * pricing.input;
+  }
+  if (call.outputTokens > 0) {
+    if (pricing.output === undefined) known = false;
+    else breakdown.output += (call.outputTokens / 1_000_000) * pricing.output;
+  }
+  if (cacheRead > 0) {
+    if (pricing.cached_read === undefined) known = false;
+    else breakdown.cached_read += (cacheRead / 1_000_000) * pricing.cached_read;
+  }
+  if (cacheWrite > 0) {
+    if (pricing.cached_write === undefined) known = false;
+    else breakdown.cached_write += (cacheWrite / 1_000_000) * pricing.cached_write;
+  }
+  usage.costUsd =
+    usage.costUsd === null || !known
+      ? null
+      : breakdown.input + breakdown.output + breakdown.cached_read + breakdown.cached_write;
 }

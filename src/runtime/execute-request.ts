@@ -4,6 +4,7 @@ import type { RunEventLog } from "../events/run-event-log.js";
 import type { EventBus } from "../events/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import type { CancelScope } from "../loop/cancel-scope.js";
+import type { RunLoopOutcome } from "../loop/run-loop.js";
 import { runStatusOf } from "../loop/termination.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
@@ -28,8 +29,8 @@ const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
  * Everything around one run loop: the run's record, the session's exclusive scope, skills and tool
  * preflight once per session, and what the run leaves in the store (messages, artifacts, its event log).
  */
-export async function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
-  const { agent, request, log, sessionManager } = input;
+export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
+  const { agent, request, sessionManager } = input;
   const now = new Date().toISOString();
   const record: RunRecord = {
     runId: request.runId,
@@ -42,36 +43,60 @@ export async function executeRequest(input: ExecuteRequestInput): Promise<RunRes
     lastSequence: 0,
   };
   if (request.parentRunId !== undefined) record.parentRunId = request.parentRunId;
-  let result: RunResult;
+  // A chain rather than an async function: a run parked on a tool then holds pending reactions here, not a
+  // suspended frame (S3).
+  return sessionManager
+    .saveRun(record)
+    .then(() => prepareSkills(input))
+    .then(() =>
+      sessionManager.session(request.sessionId, (session) => runInSession(input, record, session.state), {
+        queueSize: agent.limits.sessionQueueSize,
+      }),
+    )
+    .then(undefined, (error: unknown) => failedBeforeLoop(input, error))
+    .then((result) => finish(input, record, result));
+}
+
+function runInSession(
+  input: ExecuteRequestInput,
+  record: RunRecord,
+  sessionState: Record<string, unknown>,
+): Promise<RunResult> {
+  record.status = "running";
+  const loopInput = {
+    agent: input.agent,
+    request: input.request,
+    log: input.log,
+    scope: input.scope,
+    sessionManager: input.sessionManager,
+    sessionState,
+  };
+  const outcome =
+    input.agent.preflightTools.length === 0
+      ? input.runtime.run(loopInput)
+      : preflight(input).then(() => input.runtime.run(loopInput));
+  return outcome.then((finished) => persistOutcome(input, finished));
+}
+
+/** What a finished run leaves in its session. A store failure here is logged; the run's result stands. */
+async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcome): Promise<RunResult> {
+  const { result } = outcome;
+  if (result.stopReason === "suspended") return result;
+  const { sessionManager, request } = input;
   try {
-    await sessionManager.saveRun(record);
-    await prepareSkills(input);
-    result = await sessionManager.session(
-      request.sessionId,
-      async (session) => {
-        record.status = "running";
-        await preflight(input);
-        const outcome = await input.runtime.run({
-          agent,
-          request,
-          log,
-          scope: input.scope,
-          sessionManager,
-          sessionState: session.state,
-        });
-        if (outcome.result.stopReason !== "suspended") {
-          for (const message of outcome.newMessages)
-            await sessionManager.appendMessage(request.sessionId, message);
-          for (const artifact of outcome.result.artifacts)
-            await sessionManager.saveArtifact(request.sessionId, artifact);
-        }
-        return outcome.result;
-      },
-      { queueSize: agent.limits.sessionQueueSize },
-    );
+    if (outcome.newMessages.length > 0)
+      await sessionManager.appendMessages(request.sessionId, outcome.newMessages);
+    for (const artifact of result.artifacts) await sessionManager.saveArtifact(request.sessionId, artifact);
   } catch (error) {
-    result = failedBeforeLoop(input, error);
+    getLogger().error(`Could not store the messages of run ${request.runId}: ${(error as Error).message}`);
+    result.metadata.storeError = (error as Error).message;
   }
+  return result;
+}
+
+/** Close the log and store the run's events and final record. */
+async function finish(input: ExecuteRequestInput, record: RunRecord, result: RunResult): Promise<RunResult> {
+  const { log, request, sessionManager } = input;
   log.close();
   record.status = runStatusOf(result.termination);
   record.stopReason = result.stopReason;
@@ -84,6 +109,7 @@ export async function executeRequest(input: ExecuteRequestInput): Promise<RunRes
     await sessionManager.saveRun(record);
   } catch (error) {
     getLogger().error(`Could not store run ${request.runId}: ${(error as Error).message}`);
+    result.metadata.storeError = (error as Error).message;
   }
   return result;
 }

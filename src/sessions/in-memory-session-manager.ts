@@ -26,8 +26,8 @@ interface SessionData {
   state: Record<string, unknown>;
   readonly messages: Message[];
   readonly artifacts: SessionArtifact[];
-  /** Map order is insertion order, which is what `listCheckpoints` reports. */
-  readonly checkpoints: Map<string, SessionCheckpoint>;
+  /** Map order is insertion order, which is what `listCheckpoints` reports. Made on the first checkpoint. */
+  checkpoints: Map<string, SessionCheckpoint> | null;
 }
 
 /**
@@ -50,27 +50,45 @@ export class InMemorySessionManager implements SessionManager {
   }
 
   /** Run `fn` holding the session; a nested call passing `scope.token` re-enters and sees the same state. */
-  async session<T>(
+  session<T>(
     sessionId: string,
     fn: (scope: SessionScope) => Promise<T>,
     options: SessionScopeOptions = {},
   ): Promise<T> {
     const token = options.reentrantToken ?? Symbol(sessionId);
-    const release = await this.lock.acquire(sessionId, {
+    const acquired = this.lock.acquire(sessionId, {
       reentrantToken: token,
       queueSize: options.queueSize ?? this.queueSize,
       signal: options.signal,
     });
-    const state = this.data(sessionId).state;
-    try {
-      return await fn({ sessionId, state, token });
-    } finally {
-      // Persist like a durable store would, so a `setState` inside the scope loses to the scope's state; a
-      // session deleted inside its scope stays deleted.
-      const data = this.sessions.get(sessionId);
-      if (data !== undefined) data.state = state;
-      release();
-    }
+    // Reactions rather than an async frame: a run holds its session for its whole life (S3).
+    return acquired.then((release) => {
+      const state = this.data(sessionId).state;
+      const done = () => {
+        // Persist like a durable store would, so a `setState` inside the scope loses to the scope's state; a
+        // session deleted inside its scope stays deleted.
+        const data = this.sessions.get(sessionId);
+        if (data !== undefined) data.state = state;
+        release();
+      };
+      let result: Promise<T>;
+      try {
+        result = fn({ sessionId, state, token });
+      } catch (error) {
+        done();
+        throw error;
+      }
+      return Promise.resolve(result).then(
+        (value) => {
+          done();
+          return value;
+        },
+        (error: unknown) => {
+          done();
+          throw error;
+        },
+      );
+    });
   }
 
   /** A shallow copy of the session's state; `{}` for an unknown session. */
@@ -97,6 +115,12 @@ export class InMemorySessionManager implements SessionManager {
   /** Append a message to the session's transcript. */
   async appendMessage(sessionId: string, message: Message): Promise<void> {
     this.data(sessionId).messages.push(message);
+  }
+
+  /** Append a run's messages in one go, in order. */
+  async appendMessages(sessionId: string, messages: readonly Message[]): Promise<void> {
+    const stored = this.data(sessionId).messages;
+    for (const message of messages) stored.push(message);
   }
 
   /** The session's transcript in order (a new array). */
@@ -127,20 +151,22 @@ export class InMemorySessionManager implements SessionManager {
       artifactCount: checkpoint.artifactCount,
       createdAt: new Date().toISOString(),
     };
-    this.data(sessionId).checkpoints.set(stored.checkpointId, stored);
+    const data = this.data(sessionId);
+    if (data.checkpoints === null) data.checkpoints = new Map();
+    data.checkpoints.set(stored.checkpointId, stored);
     return { ...stored };
   }
 
   /** The checkpoint, or null when the session has no checkpoint of that id. */
   async loadCheckpoint(sessionId: string, checkpointId: string): Promise<SessionCheckpoint | null> {
-    const stored = this.sessions.get(sessionId)?.checkpoints.get(checkpointId);
+    const stored = this.sessions.get(sessionId)?.checkpoints?.get(checkpointId);
     return stored === undefined ? null : { ...stored };
   }
 
   /** Checkpoint ids of the session in creation order. */
   async listCheckpoints(sessionId: string): Promise<string[]> {
     const checkpoints = this.sessions.get(sessionId)?.checkpoints;
-    return checkpoints === undefined ? [] : [...checkpoints.keys()];
+    return checkpoints == null ? [] : [...checkpoints.keys()];
   }
 
   /** Insert or replace a run record (stored as a copy). */
@@ -195,7 +221,7 @@ export class InMemorySessionManager implements SessionManager {
   private data(sessionId: string): SessionData {
     let data = this.sessions.get(sessionId);
     if (data === undefined) {
-      data = { state: {}, messages: [], artifacts: [], checkpoints: new Map() };
+      data = { state: {}, messages: [], artifacts: [], checkpoints: null };
       this.sessions.set(sessionId, data);
     }
     return data;

@@ -50,6 +50,8 @@ export interface SessionManager {
   deleteSession(sessionId: string): Promise<void>;
   listSessions(): Promise<string[]>;
   appendMessage(sessionId: string, message: Message): Promise<void>;
+  /** Append several messages at once and in order (one write for a run's messages). */
+  appendMessages(sessionId: string, messages: readonly Message[]): Promise<void>;
   loadMessages(sessionId: string): Promise<Message[]>;
   saveArtifact(sessionId: string, artifact: SessionArtifact): Promise<void>;
   listArtifacts(sessionId: string): Promise<SessionArtifact[]>;

@@ -240,6 +240,21 @@ export function describeSessionManagerConformance(
         expect(await manager.loadMessages(sessionId)).toEqual(messages);
       });
 
+      it("appends several messages at once, after earlier ones, in order", async () => {
+        const sessionId = id("messages-batch");
+        await manager.appendMessage(sessionId, { role: "user", content: "first" });
+        await manager.appendMessages(sessionId, [
+          { role: "assistant", content: "second" },
+          { role: "user", content: "third" },
+        ]);
+        await manager.appendMessages(sessionId, []);
+        expect((await manager.loadMessages(sessionId)).map((message) => message.content)).toEqual([
+          "first",
+          "second",
+          "third",
+        ]);
+      });
+
       it("saves and lists artifacts in order", async () => {
         const sessionId = id("artifacts");
         expect(await manager.listArtifacts(sessionId)).toEqual([]);
