@@ -268,4 +268,33 @@ describe("tool calls: one result per call (LC-7)", () => {
     expect(chunks.find((chunk) => chunk.kind === "tool.finished")!.payload.result).toBe("keel");
     await runtime.close();
   });
+
+  it("accepts a plain tool object, filling in the execution spec it leaves out", async () => {
+    const plain = {
+      name: "shout",
+      description: "",
+      schema: () => ({ type: "object", properties: { text: { type: "string" } } }),
+      invoke: (params: Record<string, unknown>) => String(params.text).toUpperCase(),
+    };
+    const careful = {
+      name: "careful",
+      description: "",
+      schema: () => ({ type: "object", properties: {} }),
+      executionSpec: () => ({ approvalMode: "always" }),
+      invoke: () => "done",
+    };
+    const { runtime, model } = await runtimeWith(
+      [{ toolCalls: [toolCall("shout", { text: "hi" }, "s1"), toolCall("careful", {}, "c1")] }],
+      { tools: [plain, careful] },
+    );
+    const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
+    expect(model.requests[0]!.tools!.map((tool) => [tool.name, tool.inputSchema])).toEqual([
+      ["shout", { type: "object", properties: { text: { type: "string" } } }],
+      ["careful", { type: "object", properties: {} }],
+    ]);
+    expect(result.stopReason).toBe("suspended");
+    expect(result.pendingToolCalls.map((call) => call.toolCallId)).toEqual(["c1"]);
+    expect(result.usage.toolCalls).toBe(1);
+    await runtime.close();
+  });
 });

@@ -11,7 +11,7 @@ import type { LanguageModel, ModelToolSpec } from "../models/language-model.js";
 import type { PatternFactory } from "../patterns/builtin-patterns.js";
 import type { Pattern } from "../patterns/pattern.js";
 import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
-import type { Tool } from "../tools/tool.js";
+import { DEFAULT_EXECUTION_SPEC, type Tool } from "../tools/tool.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 
@@ -21,7 +21,6 @@ export interface LoadAgentOptions {
   defaults?: { toolExecutor?: unknown; contextAssembler?: unknown };
 }
 
-const TOOL_METHODS = ["invoke", "schema", "executionSpec"] as const;
 
 /** Build everything a run needs of an agent from its definition, loading each plugin once. */
 export async function loadAgent(
@@ -106,33 +105,28 @@ export async function loadAgent(
   };
 }
 
-/** A tool keyed by its config id; a tool built outside Keel gets the defaults it lacks. */
+/**
+ * A tool keyed by its config id; a tool built outside Keel gets the defaults it lacks: an empty object schema,
+ * and the default execution spec under whatever part of one it gives.
+ */
 function normalizeTool(tool: Tool, id: string): Tool {
-  const missing = TOOL_METHODS.filter((method) => typeof tool[method] !== "function");
-  if (missing.includes("invoke")) {
+  if (typeof tool.invoke !== "function") {
     throw new ConfigError(`Tool '${id}' has no invoke() method`, {
       hint: "Build tools with defineTool() or extend BaseTool",
     });
   }
-  if (missing.length === 0) return tool;
-  const schema = tool.schema?.bind(tool) ?? (() => ({ type: "object", properties: {} }));
-  const executionSpec = tool.executionSpec?.bind(tool);
-  return Object.assign(Object.create(tool) as Tool, {
-    schema,
-    executionSpec:
-      executionSpec ??
-      (() => ({
-        concurrencySafe: false,
-        interruptBehavior: "cancel",
-        sideEffects: "unknown",
-        approvalMode: "inherit",
-        defaultTimeoutMs: null,
-        readsFiles: false,
-        writesFiles: false,
-        supportsStreaming: false,
-      })),
-  });
+  const hasSchema = typeof tool.schema === "function";
+  const original = typeof tool.executionSpec === "function" ? tool.executionSpec.bind(tool) : undefined;
+  const sample = original?.();
+  const completeSpec = sample !== undefined && SPEC_KEYS.every((key) => key in sample);
+  if (hasSchema && completeSpec) return tool;
+  const normalized = Object.create(tool) as Tool & { schema: Tool["schema"]; executionSpec: Tool["executionSpec"] };
+  if (!hasSchema) normalized.schema = () => ({ type: "object", properties: {} });
+  if (!completeSpec) normalized.executionSpec = () => ({ ...DEFAULT_EXECUTION_SPEC, ...original?.() });
+  return normalized;
 }
+
+const SPEC_KEYS = Object.keys(DEFAULT_EXECUTION_SPEC) as (keyof typeof DEFAULT_EXECUTION_SPEC)[];
 
 async function loadPatternFactory(ref: unknown, baseDir: string, label: string): Promise<() => Pattern> {
   const loaded = await loadPlugin<PatternFactory | Pattern | (new () => Pattern)>("pattern", ref, {
