@@ -11,7 +11,7 @@ import { accumulateUsage } from "../runtime/accumulate-usage.js";
 import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import type { RunArtifact, RunRequest } from "../runtime/run-types.js";
 import type { Tool } from "../tools/tool.js";
-import { deadlines } from "../util/deadline-queue.js";
+import { type Deadline, deadlines } from "../util/deadline-queue.js";
 import type { CancelScope } from "./cancel-scope.js";
 import type { HookContext, ModelResponse, Phase, ToolCallState } from "./hook.js";
 import { ModelCallRequest } from "./model-call-request.js";
@@ -62,6 +62,7 @@ export class RunDriver implements PatternDriver {
   private stepCalls: readonly ToolCall[] = EMPTY_CALLS;
   private readonly signatures: string[] = [];
   private costSkipped = false;
+  private stepDeadline: Deadline | null = null;
   private readonly startedAt = Date.now();
 
   constructor(
@@ -90,6 +91,25 @@ export class RunDriver implements PatternDriver {
   }
 
   async runStep(body: () => Promise<StepAction>): Promise<StepAction> {
+    const begun = this.beginStep();
+    if (begun !== undefined) await begun;
+    let action: StepAction;
+    try {
+      action = await body();
+    } catch (error) {
+      await this.abortStep(error);
+      throw error;
+    }
+    const completed = this.completeStep(action);
+    if (completed !== undefined) await completed;
+    return action;
+  }
+
+  /**
+   * Begin a step: the step limit, `step.started`, the step's deadline, StepStart hooks. Returns a promise only
+   * when there are hooks, so a pattern's loop awaits nothing it does not need to.
+   */
+  beginStep(): Promise<void> | undefined {
     this.checkpointBoundary();
     if (this.step >= this.limits.maxSteps) throw new TerminateRun({ type: "stopped", value: "max_steps" });
     const step = ++this.step;
@@ -97,32 +117,43 @@ export class RunDriver implements PatternDriver {
     this.requestedTools = EMPTY;
     this.stepCalls = EMPTY_CALLS;
     this.log.emit("step.started", { step });
-    const hooks = this.agent.hooks;
-    if (hooks.stepStart.length > 0) await hooks.run("stepStart", this.hookContext("stepStart"));
     const timeoutMs = this.limits.stepTimeoutMs;
-    const deadline = timeoutMs > 0 ? deadlines.add(timeoutMs, this.onStepTimeout) : null;
-    let action: StepAction;
-    try {
-      action = await body();
-    } catch (error) {
-      deadline?.cancel();
-      // StepStart and StepEnd stay paired on every exit; the step's own error is what the run reports.
-      const ended = error instanceof TerminateRun ? error.termination.type : "error";
-      await this.endStep(step, ended).catch(() => {});
-      throw error;
-    }
-    deadline?.cancel();
-    await this.endStep(step, action.type);
-    if (action.type === "final") return action;
-    this.checkpointBoundary();
-    this.checkStopConditions(step);
-    return action;
+    this.stepDeadline = timeoutMs > 0 ? deadlines.add(timeoutMs, this.onStepTimeout) : null;
+    const hooks = this.agent.hooks;
+    if (hooks.stepStart.length > 0) return hooks.run("stepStart", this.hookContext("stepStart"));
+    return undefined;
   }
 
-  private async endStep(step: number, action: string): Promise<void> {
+  /**
+   * End a step whose body returned: StepEnd hooks, `step.finished`, then — when the run is to go on — the
+   * stop conditions and budgets, which throw `TerminateRun` when one fires.
+   */
+  completeStep(action: StepAction): Promise<void> | undefined {
+    this.stepDeadline?.cancel();
+    this.stepDeadline = null;
     const hooks = this.agent.hooks;
-    if (hooks.stepEnd.length > 0) await hooks.run("stepEnd", this.hookContext("stepEnd"));
-    this.log.emit("step.finished", { step, action });
+    if (hooks.stepEnd.length > 0) {
+      return hooks.run("stepEnd", this.hookContext("stepEnd")).then(() => this.afterStepEnd(action));
+    }
+    this.afterStepEnd(action);
+    return undefined;
+  }
+
+  /** End a step whose body threw. StepStart and StepEnd stay paired on every exit; the step's own error wins. */
+  async abortStep(error: unknown): Promise<void> {
+    this.stepDeadline?.cancel();
+    this.stepDeadline = null;
+    const action = error instanceof TerminateRun ? error.termination.type : "error";
+    const hooks = this.agent.hooks;
+    if (hooks.stepEnd.length > 0) await hooks.run("stepEnd", this.hookContext("stepEnd")).catch(() => {});
+    this.log.emit("step.finished", { step: this.step, action });
+  }
+
+  private afterStepEnd(action: StepAction): void {
+    this.log.emit("step.finished", { step: this.step, action: action.type });
+    if (action.type === "final") return;
+    this.checkpointBoundary();
+    this.checkStopConditions(this.step);
   }
 
   /** Stop conditions (LC-5) and budgets at StepEnd; the run goes on only if none fires. */

@@ -45,10 +45,21 @@ export abstract class BasePattern implements Pattern {
       this.context.state.resolvedBy = "resolveFollowup";
       return resolution.output;
     }
+    // The step bracket is inlined rather than `driver.runStep(() => this.react())`: a run parked on a tool
+    // then holds one suspended frame less (S3), and a step allocates no closure.
     const driver = this.driver;
-    const react = () => this.react();
     for (;;) {
-      const action = await driver.runStep(react);
+      const begun = driver.beginStep();
+      if (begun !== undefined) await begun;
+      let action: StepAction;
+      try {
+        action = await this.react();
+      } catch (error) {
+        await driver.abortStep(error);
+        throw error;
+      }
+      const completed = driver.completeStep(action);
+      if (completed !== undefined) await completed;
       if (action.type === "final") return action.output;
     }
   }

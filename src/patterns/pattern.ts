@@ -1,4 +1,4 @@
-import type { HookContext, ModelResponse } from "../loop/hook.js";
+import type { ModelResponse } from "../loop/hook.js";
 import type { RunContext } from "../loop/run-context.js";
 import type { ModelRequest } from "../models/language-model.js";
 import type { Message, ToolCall } from "../models/message.js";
@@ -35,6 +35,12 @@ export interface ResponseRepairDecision {
 export interface PatternDriver {
   /** Run one step: StepStart hooks, `body`, StepEnd hooks, stop conditions and the step's checkpoint. */
   runStep(body: () => Promise<StepAction>): Promise<StepAction>;
+  /** `runStep` in three parts, for a pattern's own loop: begin (a promise only when hooks need one)… */
+  beginStep(): Promise<void> | undefined;
+  /** …complete with the step's action (throws `TerminateRun` when a stop condition or budget fires)… */
+  completeStep(action: StepAction): Promise<void> | undefined;
+  /** …or abort with the error the step's body threw (then rethrow it). */
+  abortStep(error: unknown): Promise<void>;
   /** BeforeInference → model → AfterInference. */
   callLlm(request?: Partial<ModelRequest>): Promise<ModelResponse>;
   /** ToolGate → BeforeToolExecute → execute → AfterToolExecute for a model's calls; appends their results. */
@@ -48,7 +54,6 @@ export interface PatternDriver {
   /** The system prompt with the run's `systemPromptFragments`. */
   systemPrompt(): string | undefined;
   appendMessage(message: Message): void;
-  readonly hookContext: (phase: HookContext["phase"]) => HookContext;
 }
 
 /** The pattern seam: what one run does, step by step. */

@@ -21,7 +21,6 @@ export interface LoadAgentOptions {
   defaults?: { toolExecutor?: unknown; contextAssembler?: unknown };
 }
 
-
 /** Build everything a run needs of an agent from its definition, loading each plugin once. */
 export async function loadAgent(
   definition: AgentDefinition,
@@ -120,7 +119,10 @@ function normalizeTool(tool: Tool, id: string): Tool {
   const sample = original?.();
   const completeSpec = sample !== undefined && SPEC_KEYS.every((key) => key in sample);
   if (hasSchema && completeSpec) return tool;
-  const normalized = Object.create(tool) as Tool & { schema: Tool["schema"]; executionSpec: Tool["executionSpec"] };
+  const normalized = Object.create(tool) as Tool & {
+    schema: Tool["schema"];
+    executionSpec: Tool["executionSpec"];
+  };
   if (!hasSchema) normalized.schema = () => ({ type: "object", properties: {} });
   if (!completeSpec) normalized.executionSpec = () => ({ ...DEFAULT_EXECUTION_SPEC, ...original?.() });
   return normalized;
