@@ -7,15 +7,48 @@ import type { Tool } from "../tools/tool.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { RunContext, ToolResultRecord } from "./run-context.js";
 
+/**
+ * One object per run with a fixed shape. Containers most runs never touch are made on first read: a run parked
+ * on a tool holds this object for as long as it waits (S3).
+ */
 class RunContextRecord implements RunContext {
   memoryView: Record<string, unknown> = {};
-  readonly toolResults: ToolResultRecord[] = [];
-  readonly scratch: Record<string, unknown> = {};
-  readonly systemPromptFragments: string[] = [];
   readonly transcript: Message[] = [];
-  sessionArtifacts: SessionArtifact[] = [];
-  assemblyMetadata: Record<string, unknown> = {};
-  readonly artifacts: RunArtifact[] = [];
+  sessionArtifacts: SessionArtifact[] = NO_ARTIFACTS;
+  assemblyMetadata: Record<string, unknown> = NO_METADATA;
+  private lazyToolResults: ToolResultRecord[] | null = null;
+  private lazyScratch: Record<string, unknown> | null = null;
+  private lazyFragments: string[] | null = null;
+  private lazyArtifacts: RunArtifact[] | null = null;
+
+  get toolResults(): ToolResultRecord[] {
+    if (this.lazyToolResults === null) this.lazyToolResults = [];
+    return this.lazyToolResults;
+  }
+
+  get scratch(): Record<string, unknown> {
+    if (this.lazyScratch === null) this.lazyScratch = {};
+    return this.lazyScratch;
+  }
+
+  get systemPromptFragments(): string[] {
+    if (this.lazyFragments === null) this.lazyFragments = [];
+    return this.lazyFragments;
+  }
+
+  get artifacts(): RunArtifact[] {
+    if (this.lazyArtifacts === null) this.lazyArtifacts = [];
+    return this.lazyArtifacts;
+  }
+
+  /** Whether anything was written to scratch (read without making it). */
+  get hasScratch(): boolean {
+    return this.lazyScratch !== null;
+  }
+
+  get hasSystemPromptFragments(): boolean {
+    return this.lazyFragments !== null && this.lazyFragments.length > 0;
+  }
 
   constructor(
     readonly agentId: string,
@@ -34,6 +67,10 @@ class RunContextRecord implements RunContext {
   ) {}
 }
 
+// Frozen: the run replaces them after context assembly; nothing may write into the shared empty ones.
+const NO_ARTIFACTS = Object.freeze([]) as unknown as SessionArtifact[];
+const NO_METADATA = Object.freeze({}) as Record<string, unknown>;
+
 export interface RunContextInput {
   agentId: string;
   sessionId: string;
@@ -46,6 +83,16 @@ export interface RunContextInput {
   eventBus: EventBus;
   toolExecutor: ToolExecutor;
   usage: RunUsage;
+}
+
+/** What the loop may ask of its own run contexts without making their lazy containers. */
+export interface LazyContainers {
+  readonly hasScratch: boolean;
+  readonly hasSystemPromptFragments: boolean;
+}
+
+export function hasLazyContainers(ctx: RunContext): ctx is RunContext & LazyContainers {
+  return ctx instanceof RunContextRecord;
 }
 
 /** A run's context (RT-11); one object per run with a fixed shape. */

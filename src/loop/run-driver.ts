@@ -13,6 +13,7 @@ import type { RunArtifact, RunRequest } from "../runtime/run-types.js";
 import type { Tool } from "../tools/tool.js";
 import { type Deadline, deadlines } from "../util/deadline-queue.js";
 import type { CancelScope } from "./cancel-scope.js";
+import { hasLazyContainers } from "./create-run-context.js";
 import type { HookContext, ModelResponse, Phase, ToolCallState } from "./hook.js";
 import { ModelCallRequest } from "./model-call-request.js";
 import { readModelStream } from "./read-model-stream.js";
@@ -397,9 +398,22 @@ export class RunDriver implements PatternDriver {
 
   systemPrompt(): string | undefined {
     const base = this.agent.instructions;
-    const fragments = this.ctx.systemPromptFragments;
+    const ctx = this.ctx;
+    if (hasLazyContainers(ctx) && !ctx.hasSystemPromptFragments) return base;
+    const fragments = ctx.systemPromptFragments;
     if (fragments.length === 0) return base;
     return [base, ...fragments].filter((part) => part !== undefined && part !== "").join("\n\n");
+  }
+
+  /** Take the last structured-output failure for the pattern to show the model (RT-9). */
+  takeValidationError(): { attempt: number; message: string; expectedSchema: unknown } | undefined {
+    const ctx = this.ctx;
+    if (hasLazyContainers(ctx) && !ctx.hasScratch) return undefined;
+    const last = ctx.scratch.lastValidationError as
+      | { attempt: number; message: string; expectedSchema: unknown }
+      | undefined;
+    if (last !== undefined) delete ctx.scratch.lastValidationError;
+    return last;
   }
 
   appendMessage(message: Message): void {

@@ -18,7 +18,7 @@ export type DeltaSink = (toolCallId: string, toolId: string, text: string) => vo
 export class ToolCallContext implements ToolContext, ToolExecutionRequest {
   private controller: AbortController | null = null;
   private unlink: (() => void) | null = null;
-  readonly metadata: Record<string, unknown> = {};
+  private lazyMetadata: Record<string, unknown> | null = null;
 
   constructor(
     readonly run: RunContext,
@@ -33,6 +33,10 @@ export class ToolCallContext implements ToolContext, ToolExecutionRequest {
   ) {}
 
   // ── ToolExecutionRequest ──
+  get metadata(): Record<string, unknown> {
+    if (this.lazyMetadata === null) this.lazyMetadata = {};
+    return this.lazyMetadata;
+  }
   get context(): ToolContext {
     return this;
   }

@@ -121,12 +121,8 @@ export abstract class BasePattern implements Pattern {
 
   /** After a failed structured output, tell the model what was wrong before it tries again (RT-9). */
   protected injectValidationCorrection(): void {
-    const scratch = this.context.scratch;
-    const last = scratch.lastValidationError as
-      | { attempt: number; message: string; expectedSchema: unknown }
-      | undefined;
+    const last = this.driver.takeValidationError();
     if (!last) return;
-    delete scratch.lastValidationError;
     this.driver.appendMessage({
       role: "user",
       content:

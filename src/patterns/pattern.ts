@@ -54,6 +54,8 @@ export interface PatternDriver {
   /** The system prompt with the run's `systemPromptFragments`. */
   systemPrompt(): string | undefined;
   appendMessage(message: Message): void;
+  /** The last structured-output failure, once (it is also in `ctx.scratch.lastValidationError`). */
+  takeValidationError(): { attempt: number; message: string; expectedSchema: unknown } | undefined;
 }
 
 /** The pattern seam: what one run does, step by step. */
