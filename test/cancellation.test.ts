@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { defineTool } from "../src/index.js";
 import { collect, deferred, runtimeWith, toolCall } from "./support/harness.js";
@@ -53,6 +54,15 @@ describe("cancellation", () => {
     await started.promise;
     controller.abort();
     expect((await done).stopReason).toBe("cancelled");
+    await runtime.close();
+  });
+
+  it("stops listening to a long-lived signal once the run ends", async () => {
+    const { runtime } = await runtimeWith([{ text: "one" }, { text: "two" }]);
+    const controller = new AbortController();
+    await runtime.run({ agentId: "a", inputText: "go", signal: controller.signal });
+    await runtime.run({ agentId: "a", inputText: "go", signal: controller.signal });
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
     await runtime.close();
   });
 

@@ -203,18 +203,18 @@ export class Runtime {
     const sessionId = request.sessionId ?? `session-${randomUUID()}`;
     const normalized = { ...request, runId, sessionId };
     const scope = new CancelScope();
-    if (request.signal) {
-      const signal = request.signal;
-      if (signal.aborted) scope.cancel({ type: "cancelled", value: "signal aborted" });
-      else
-        signal.addEventListener("abort", () => scope.cancel({ type: "cancelled", value: "signal aborted" }), {
-          once: true,
-        });
+    // A caller's signal may outlive many runs: listen only while this run lasts.
+    const signal = request.signal;
+    const onAbort = signal ? () => scope.cancel({ type: "cancelled", value: "signal aborted" }) : undefined;
+    if (signal && onAbort) {
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
     }
     const log = new RunEventLog(runId, sessionId, agent.id, parts.eventBus);
     // A session made up for one run can never be named again; only named sessions are worth tracking.
     if (request.sessionId !== undefined) this.trackSession(sessionId, agent.id);
     const done = executeRequest({ agent, request: normalized, log, scope, ...parts }).finally(() => {
+      if (signal && onAbort) signal.removeEventListener("abort", onAbort);
       this.liveRuns.delete(runId);
     });
     const live: LiveRun = { log, scope, done };
