@@ -10,9 +10,13 @@ export class ReactPattern extends BasePattern {
     const response = await this.callLlm();
     this.recordResponse(response);
     if (response.toolCalls.length === 0) return this.finalAnswer(response);
-    await this.callTools(response.toolCalls);
-    return CONTINUE;
+    // Returned, not awaited: this frame ends here, so a run waiting on its tools does not keep it (S3).
+    return this.callTools(response.toolCalls).then(toContinue);
   }
 }
 
 const CONTINUE: StepAction = Object.freeze({ type: "continue" }) as StepAction;
+
+function toContinue(): StepAction {
+  return CONTINUE;
+}
