@@ -1,3 +1,4 @@
+// One schema for the whole agent.json on purpose (RT-1): split, its error paths would no longer line up.
 import { z } from "zod";
 import { getLogger } from "../logging/logger.js";
 import { type Hook, PHASES } from "../loop/hook.js";

@@ -1,4 +1,5 @@
-import { BudgetExhausted, ToolError } from "../errors/error-classes.js";
+// One class on purpose: the driver is the single place every model and tool call passes through (LC-3).
+import { ToolError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { toErrorDetails } from "../errors/keel-error.js";
 import { checkEventPayload } from "../events/event-schemas.js";
@@ -12,6 +13,7 @@ import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import type { RunArtifact, RunRequest } from "../runtime/run-types.js";
 import type { Tool } from "../tools/tool.js";
 import { type Deadline, deadlines } from "../util/deadline-queue.js";
+import { BudgetGuard } from "./budget-guard.js";
 import type { CancelScope } from "./cancel-scope.js";
 import { hasLazyContainers } from "./create-run-context.js";
 import type { HookContext, ModelResponse, Phase, ToolCallState } from "./hook.js";
@@ -62,9 +64,10 @@ export class RunDriver implements PatternDriver {
   private requestedTools: readonly string[] = EMPTY;
   private stepCalls: readonly ToolCall[] = EMPTY_CALLS;
   private readonly signatures: string[] = [];
-  private costSkipped = false;
   private stepDeadline: Deadline | null = null;
   private readonly startedAt = Date.now();
+
+  private readonly budget: BudgetGuard;
 
   constructor(
     readonly agent: ResolvedAgent,
@@ -72,7 +75,9 @@ export class RunDriver implements PatternDriver {
     readonly log: RunEventLog,
     readonly scope: CancelScope,
     readonly limits: RunLimits,
-  ) {}
+  ) {
+    this.budget = new BudgetGuard(limits, ctx, log, agent.model, agent.pricing);
+  }
 
   get request(): RunRequest {
     return this.ctx.runRequest;
@@ -178,48 +183,7 @@ export class RunDriver implements PatternDriver {
         });
     if (decision !== null) throw new TerminateRun({ type: "stopped", value: decision.type });
     if (step >= this.limits.maxSteps) throw new TerminateRun({ type: "stopped", value: "max_steps" });
-    this.checkBudgets();
-  }
-
-  /** Token and cost budgets (RT-7); crossing one ends the run `budget_exhausted`. */
-  checkBudgets(projectedInputTokens = 0): void {
-    const usage = this.ctx.usage;
-    const { maxTotalTokens, maxCostUsd } = this.limits;
-    if (maxTotalTokens !== undefined && usage.totalTokens + projectedInputTokens > maxTotalTokens) {
-      throw this.budgetExhausted("token_budget", usage.totalTokens, maxTotalTokens, "tokens");
-    }
-    if (maxCostUsd !== undefined) {
-      if (usage.costUsd === null) {
-        if (!this.costSkipped) {
-          this.costSkipped = true;
-          this.log.emit("budget.cost_skipped", { limit: maxCostUsd, reason: "cost_unavailable" });
-        }
-      } else {
-        const projected =
-          usage.costUsd + (projectedInputTokens / 1_000_000) * (this.agent.pricing.input ?? 0);
-        if (projected > maxCostUsd)
-          throw this.budgetExhausted("cost_budget", usage.costUsd, maxCostUsd, "USD");
-      }
-    }
-  }
-
-  private budgetExhausted(kind: string, current: number, limit: number, unit: string): TerminateRun {
-    const error = new BudgetExhausted(
-      `The run's ${kind.replace("_", " ")} is exhausted: ${round(current)} of ${limit} ${unit}`,
-      {
-        kind,
-        current,
-        limit,
-        hint: `Raise the limit in the run's budget, or give the agent a smaller task`,
-        context: {
-          agentId: this.ctx.agentId,
-          sessionId: this.ctx.sessionId,
-          runId: this.ctx.runId,
-          step: this.step,
-        },
-      },
-    );
-    return new TerminateRun({ type: "stopped", value: kind }, error);
+    if (this.budget.active) this.budget.check(step);
   }
 
   async callLlm(overrides: Partial<ModelRequest> = {}): Promise<ModelResponse> {
@@ -245,9 +209,7 @@ export class RunDriver implements PatternDriver {
       await hooks.run("beforeInference", context);
       this.checkpointBoundary();
     }
-    if (this.limits.maxCostUsd !== undefined || this.limits.maxTotalTokens !== undefined) {
-      this.checkBudgets(this.projectInputTokens(request));
-    }
+    if (this.budget.active) this.budget.check(this.step, this.budget.projectInputTokens(request));
     this.log.emit("llm.called", { model: agent.model.modelId, hasTools: (request.tools?.length ?? 0) > 0 });
     let response: ModelResponse;
     const startedAt = performance.now();
@@ -282,7 +244,7 @@ export class RunDriver implements PatternDriver {
       stopReason: response.stopReason,
       durationMs: performance.now() - startedAt,
     });
-    if (this.limits.maxCostUsd !== undefined || this.limits.maxTotalTokens !== undefined) this.checkBudgets();
+    if (this.budget.active) this.budget.check(this.step);
     return response;
   }
 
@@ -419,20 +381,6 @@ export class RunDriver implements PatternDriver {
   appendMessage(message: Message): void {
     this.ctx.transcript.push(message);
   }
-
-  private projectInputTokens(request: ModelRequest): number {
-    if (this.limits.maxCostUsd === undefined) return 0;
-    const count = this.agent.model.countTokens;
-    if (!count) return 0;
-    let total = 0;
-    for (const message of request.messages) {
-      total += count.call(
-        this.agent.model,
-        typeof message.content === "string" ? message.content : JSON.stringify(message.content),
-      );
-    }
-    return total;
-  }
 }
 
 let toolCallCounter = 0;
@@ -457,8 +405,4 @@ function toOutcome(state: ToolCallState): ToolCallOutcome {
   if (state.result !== undefined) outcome.result = state.result;
   if (state.error !== undefined) outcome.error = state.error;
   return outcome;
-}
-
-function round(value: number): number {
-  return Math.round(value * 1e6) / 1e6;
 }

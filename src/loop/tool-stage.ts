@@ -1,3 +1,4 @@
+// Long because LC-7 is one procedure: gate, execute and record every call of a step in one place.
 import { nearMatch } from "../config/near-match.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import type { ToolCall } from "../models/message.js";

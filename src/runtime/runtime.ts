@@ -1,3 +1,4 @@
+// The facade lists the whole public surface of RT-5; its work is delegated to execute-request and load-agent.
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import type { AppConfig } from "../config/app-config-schema.js";

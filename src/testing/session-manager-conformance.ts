@@ -1,3 +1,4 @@
+// Long because it is the whole DR-1 contract every store must meet, in one suite.
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RuntimeEvent } from "../events/runtime-event.js";

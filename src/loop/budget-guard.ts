@@ -1,0 +1,78 @@
+import { BudgetExhausted } from "../errors/error-classes.js";
+import type { RunEventLog } from "../events/run-event-log.js";
+import type { LanguageModel, ModelRequest } from "../models/language-model.js";
+import type { ModelPricing } from "../models/pricing.js";
+import type { RunContext } from "./run-context.js";
+import { TerminateRun } from "./run-signals.js";
+
+export interface TokenAndCostLimits {
+  maxTotalTokens: number | undefined;
+  maxCostUsd: number | undefined;
+}
+
+/**
+ * The run's token and cost budgets (RT-7, RT-10), checked before each model call (with the request's input
+ * projected) and after it. Crossing one ends the run `budget_exhausted`; with the cost unknown, the cost limit
+ * is announced as skipped once (`budget.cost_skipped`) and not enforced.
+ */
+export class BudgetGuard {
+  private costSkipped = false;
+
+  constructor(
+    private readonly limits: TokenAndCostLimits,
+    private readonly ctx: RunContext,
+    private readonly log: RunEventLog,
+    private readonly model: LanguageModel,
+    private readonly pricing: ModelPricing,
+  ) {}
+
+  /** Whether any budget is set; without one the loop skips every check. */
+  get active(): boolean {
+    return this.limits.maxTotalTokens !== undefined || this.limits.maxCostUsd !== undefined;
+  }
+
+  /** Throw `TerminateRun` when usage, plus the projected input of a call about to start, crosses a budget. */
+  check(step: number, projectedInputTokens = 0): void {
+    const usage = this.ctx.usage;
+    const { maxTotalTokens, maxCostUsd } = this.limits;
+    if (maxTotalTokens !== undefined && usage.totalTokens + projectedInputTokens > maxTotalTokens) {
+      throw this.exhausted("token_budget", usage.totalTokens, maxTotalTokens, "tokens", step);
+    }
+    if (maxCostUsd === undefined) return;
+    if (usage.costUsd === null) {
+      if (!this.costSkipped) {
+        this.costSkipped = true;
+        this.log.emit("budget.cost_skipped", { limit: maxCostUsd, reason: "cost_unavailable" });
+      }
+      return;
+    }
+    const projected = usage.costUsd + (projectedInputTokens / 1_000_000) * (this.pricing.input ?? 0);
+    if (projected > maxCostUsd) throw this.exhausted("cost_budget", usage.costUsd, maxCostUsd, "USD", step);
+  }
+
+  /** Approximate input tokens of a request, counted only when a cost budget needs the projection. */
+  projectInputTokens(request: ModelRequest): number {
+    const count = this.model.countTokens;
+    if (this.limits.maxCostUsd === undefined || !count) return 0;
+    let total = 0;
+    for (const message of request.messages) {
+      const text = typeof message.content === "string" ? message.content : JSON.stringify(message.content);
+      total += count.call(this.model, text);
+    }
+    return total;
+  }
+
+  private exhausted(kind: string, current: number, limit: number, unit: string, step: number): TerminateRun {
+    const error = new BudgetExhausted(
+      `The run's ${kind.replace("_", " ")} is exhausted: ${Math.round(current * 1e6) / 1e6} of ${limit} ${unit}`,
+      {
+        kind,
+        current,
+        limit,
+        hint: "Raise the limit in the run's budget, or give the agent a smaller task",
+        context: { agentId: this.ctx.agentId, sessionId: this.ctx.sessionId, runId: this.ctx.runId, step },
+      },
+    );
+    return new TerminateRun({ type: "stopped", value: kind }, error);
+  }
+}

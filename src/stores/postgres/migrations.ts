@@ -1,0 +1,151 @@
+import type { Pool, PoolClient } from "pg";
+import { KeelError } from "../../errors/keel-error.js";
+
+/** One schema change; `sql` names tables through `{schema}`, which `migrate` replaces with the quoted schema. */
+export interface PostgresMigration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+/**
+ * The Postgres store's migrations, oldest first. Never edit one that has shipped: databases that already applied
+ * it would not see the change. Add a new version instead.
+ */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    description: "sessions, messages, artifacts, checkpoints, runs and run events",
+    sql: `
+      create table if not exists {schema}.sessions (
+        session_id text primary key,
+        state jsonb not null,
+        schema_version int not null,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now()
+      );
+      create table if not exists {schema}.messages (
+        session_id text not null,
+        seq bigserial not null,
+        body jsonb not null,
+        schema_version int not null,
+        primary key (session_id, seq)
+      );
+      create table if not exists {schema}.artifacts (
+        session_id text not null,
+        seq bigserial not null,
+        name text not null,
+        body jsonb not null,
+        schema_version int not null,
+        primary key (session_id, seq)
+      );
+      create table if not exists {schema}.checkpoints (
+        session_id text not null,
+        checkpoint_id text not null,
+        -- Kept on upsert, so a replaced checkpoint keeps its place in the list like a Map entry does.
+        ord bigserial not null,
+        body jsonb not null,
+        schema_version int not null,
+        created_at timestamptz not null default now(),
+        primary key (session_id, checkpoint_id)
+      );
+      create table if not exists {schema}.runs (
+        run_id text primary key,
+        session_id text not null,
+        status text not null,
+        ord bigserial not null,
+        body jsonb not null,
+        schema_version int not null,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now()
+      );
+      create index if not exists runs_session_id_idx on {schema}.runs (session_id);
+      create index if not exists runs_status_idx on {schema}.runs (status);
+      create table if not exists {schema}.run_events (
+        run_id text not null,
+        sequence int not null,
+        body jsonb not null,
+        schema_version int not null,
+        primary key (run_id, sequence)
+      );
+    `,
+  },
+];
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The schema as a quoted SQL identifier; refuses names that would need escaping, so none can inject SQL. */
+export function quoteSchema(schema: string): string {
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new KeelError(`postgres store: invalid schema name "${schema}"`, {
+      code: "store.config",
+      hint: "Use lower-case letters, digits and underscores, starting with a letter or underscore (at most 63).",
+    });
+  }
+  return `"${schema}"`;
+}
+
+/**
+ * Create `schema` with its `schema_migrations` table and apply the migrations it lacks, in one transaction.
+ * A transaction-scoped advisory lock makes concurrent callers (two processes starting at once) take turns: the
+ * second sees the first's work and applies nothing. Returns the versions this call applied.
+ */
+export async function migrate(
+  pool: Pool,
+  schema: string,
+  migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
+): Promise<number[]> {
+  const quoted = quoteSchema(schema);
+  const client: PoolClient = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query("begin");
+    try {
+      // Before `create schema`: even `if not exists` races on the catalog's unique index without it.
+      await client.query("select pg_advisory_xact_lock(hashtext($1))", [`keel.migrate:${schema}`]);
+      await client.query(`create schema if not exists ${quoted}`);
+      await client.query(
+        `create table if not exists ${quoted}.schema_migrations (
+           version int primary key,
+           applied_at timestamptz not null default now()
+         )`,
+      );
+      const applied = new Set(
+        (await client.query<{ version: number }>(`select version from ${quoted}.schema_migrations`)).rows.map(
+          (row) => row.version,
+        ),
+      );
+      const known = Math.max(0, ...migrations.map((migration) => migration.version));
+      const newest = Math.max(0, ...applied);
+      if (newest > known) {
+        throw new KeelError(
+          `postgres store: schema "${schema}" is at version ${newest}, newer than this Keel knows (${known})`,
+          {
+            code: "store.schema_version",
+            hint: "A newer Keel migrated this database; upgrade Keel, or point this process at another schema.",
+            context: { schema, version: newest },
+          },
+        );
+      }
+      const done: number[] = [];
+      for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+        if (applied.has(migration.version)) continue;
+        await client.query(migration.sql.replaceAll("{schema}", quoted));
+        await client.query(`insert into ${quoted}.schema_migrations (version) values ($1)`, [
+          migration.version,
+        ]);
+        done.push(migration.version);
+      }
+      await client.query("commit");
+      return done;
+    } catch (error) {
+      await client.query("rollback").catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw error;
+    }
+  } finally {
+    // A connection that could not roll back is in an unknown state; destroy it rather than pool it.
+    client.release(broken);
+  }
+}
