@@ -1,0 +1,7 @@
+export { migrate, POSTGRES_MIGRATIONS, type PostgresMigration } from "./migrations.js";
+export {
+  DEFAULT_POSTGRES_URL,
+  PostgresSessionManager,
+  type PostgresSessionManagerOptions,
+} from "./postgres-session-manager.js";
+export { POSTGRES_STORE_CONFIG, registerPostgresStore } from "./register-postgres-store.js";

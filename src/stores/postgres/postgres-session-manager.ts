@@ -1,0 +1,559 @@
+import type { Pool, PoolClient, QueryResultRow } from "pg";
+import { PluginLoadError } from "../../errors/error-classes.js";
+import { KeelError } from "../../errors/keel-error.js";
+import { RuntimeEvent } from "../../events/runtime-event.js";
+import type { Message } from "../../models/message.js";
+import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
+import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
+import {
+  SESSION_SCHEMA_VERSION,
+  type SessionArtifact,
+  type SessionCheckpoint,
+  type SessionManager,
+  type SessionScope,
+  type SessionScopeOptions,
+} from "../../sessions/session-manager.js";
+import { migrate, quoteSchema } from "./migrations.js";
+import { isConflict, redactConnectionString, toStoreError } from "./to-store-error.js";
+
+/** The connection string used when neither the options nor PGURL / DATABASE_URL give one. */
+export const DEFAULT_POSTGRES_URL = "postgres://127.0.0.1:5432/test";
+
+/** Options of {@link PostgresSessionManager}. */
+export interface PostgresSessionManagerOptions {
+  /** Default: `$PGURL`, then `$DATABASE_URL`, then {@link DEFAULT_POSTGRES_URL}. Ignored when `pool` is given. */
+  connectionString?: string;
+  /** Use this pool instead of opening one; `close()` leaves it open, since its owner may still need it. */
+  pool?: Pool;
+  /** Schema holding the tables; created and migrated on first use. Default `keel`. */
+  schema?: string;
+  /** Connections for queries, and as many again for held sessions. Default 10. */
+  poolSize?: number;
+  /** How long `session()` waits for another process to let go of the session. Default 30000. */
+  lockTimeoutMs?: number;
+  /** Runs allowed to wait per session in this process. Default 1000. */
+  queueSize?: number;
+}
+
+/** Schema versions of stored rows this build can read. */
+const READABLE_VERSIONS: ReadonlySet<number> = new Set([SESSION_SCHEMA_VERSION]);
+const MAX_CONFLICT_RETRIES = 3;
+
+interface HeldScope {
+  readonly token: symbol;
+  readonly state: Record<string, unknown>;
+}
+
+interface PgModule {
+  Pool: new (config: Record<string, unknown>) => Pool;
+}
+
+/**
+ * Session store on PostgreSQL (type `postgres`): any process pointed at the same schema can resume any run.
+ * `session()` is exclusive across processes through an advisory lock held on a dedicated connection for the
+ * scope; in this process a {@link SessionLock} queues waiters FIFO in front of it, so the queue bound holds and
+ * only one connection per session waits on the server.
+ */
+export class PostgresSessionManager implements SessionManager {
+  private readonly lock = new SessionLock();
+  private readonly held = new Map<string, HeldScope>();
+  private readonly schema: string;
+  private readonly q: string;
+  private readonly where: string;
+  private readonly connectionString: string;
+  private readonly poolSize: number;
+  private readonly lockTimeoutMs: number;
+  private readonly queueSize: number;
+  private readonly ownsPools: boolean;
+  private pool: Pool | undefined;
+  /** Scopes hold their connection for a whole run; a separate pool keeps them from starving plain queries. */
+  private lockPool: Pool | undefined;
+  private opening: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(options: PostgresSessionManagerOptions = {}) {
+    this.schema = options.schema ?? "keel";
+    this.q = quoteSchema(this.schema);
+    this.connectionString =
+      options.connectionString ?? process.env.PGURL ?? process.env.DATABASE_URL ?? DEFAULT_POSTGRES_URL;
+    this.poolSize = options.poolSize ?? 10;
+    this.lockTimeoutMs = Math.max(0, Math.floor(options.lockTimeoutMs ?? 30_000));
+    this.queueSize = options.queueSize ?? DEFAULT_SESSION_QUEUE_SIZE;
+    this.pool = options.pool;
+    this.lockPool = options.pool;
+    this.ownsPools = options.pool === undefined;
+    this.where =
+      options.pool === undefined ? redactConnectionString(this.connectionString) : "the pool's server";
+  }
+
+  /** Build a manager and connect and migrate now, so a missing `pg` or an unreachable server fails here. */
+  static async open(options: PostgresSessionManagerOptions = {}): Promise<PostgresSessionManager> {
+    const manager = new PostgresSessionManager(options);
+    try {
+      await manager.ready();
+    } catch (error) {
+      await manager.close();
+      throw error;
+    }
+    return manager;
+  }
+
+  /** Import `pg`, open the pools and migrate the schema; later calls share the first one's outcome. */
+  ready(): Promise<void> {
+    if (this.closed) return Promise.reject(this.closedError());
+    this.opening ??= this.openPools().catch((error: unknown) => {
+      // Let a later call try again: the server may be back.
+      this.opening = undefined;
+      throw toStoreError(error, this.where, "migrate");
+    });
+    return this.opening;
+  }
+
+  /** Run `fn` holding the session in every process; the scope's state is loaded first and written back after. */
+  async session<T>(
+    sessionId: string,
+    fn: (scope: SessionScope) => Promise<T>,
+    options: SessionScopeOptions = {},
+  ): Promise<T> {
+    const token = options.reentrantToken ?? Symbol(sessionId);
+    const release = await this.lock.acquire(sessionId, {
+      reentrantToken: token,
+      queueSize: options.queueSize ?? this.queueSize,
+      signal: options.signal,
+    });
+    try {
+      const held = this.held.get(sessionId);
+      // Re-entry: the outer scope already holds the server lock and will write the shared state back.
+      if (held !== undefined && held.token === token) return await fn({ sessionId, state: held.state, token });
+      return await this.holdSession(sessionId, token, fn, options.signal);
+    } finally {
+      release();
+    }
+  }
+
+  /** A copy of the session's state; `{}` for an unknown session. */
+  async getState(sessionId: string): Promise<Record<string, unknown>> {
+    const rows = await this.query<{ state: Record<string, unknown>; schema_version: number }>(
+      "getState",
+      `select state, schema_version from ${this.q}.sessions where session_id = $1`,
+      [sessionId],
+    );
+    const row = rows[0];
+    if (row === undefined) return {};
+    this.checkVersion(row.schema_version, "sessions", sessionId);
+    return row.state;
+  }
+
+  /** Replace the session's state. */
+  async setState(sessionId: string, state: Record<string, unknown>): Promise<void> {
+    await this.query(
+      "setState",
+      `insert into ${this.q}.sessions (session_id, state, schema_version) values ($1, $2, $3)
+       on conflict (session_id) do update
+       set state = excluded.state, schema_version = excluded.schema_version, updated_at = now()`,
+      [sessionId, JSON.stringify(state), SESSION_SCHEMA_VERSION],
+    );
+  }
+
+  /** Forget the session's state, messages, artifacts and checkpoints in one statement; its runs stay. */
+  async deleteSession(sessionId: string): Promise<void> {
+    await this.query(
+      "deleteSession",
+      `with m as (delete from ${this.q}.messages where session_id = $1),
+            a as (delete from ${this.q}.artifacts where session_id = $1),
+            c as (delete from ${this.q}.checkpoints where session_id = $1)
+       delete from ${this.q}.sessions where session_id = $1`,
+      [sessionId],
+    );
+  }
+
+  /** Sessions with any stored data, oldest first. */
+  async listSessions(): Promise<string[]> {
+    const rows = await this.query<{ session_id: string }>(
+      "listSessions",
+      `select session_id from ${this.q}.sessions order by created_at, session_id`,
+    );
+    return rows.map((row) => row.session_id);
+  }
+
+  /** Append a message to the session's transcript. */
+  async appendMessage(sessionId: string, message: Message): Promise<void> {
+    await this.appendMessages(sessionId, [message]);
+  }
+
+  /** Append messages in order with one statement, so a batch lands whole or not at all. */
+  async appendMessages(sessionId: string, messages: readonly Message[]): Promise<void> {
+    if (messages.length === 0) return;
+    // `order by ordinality` makes the bigserial follow the batch's order.
+    await this.query(
+      "appendMessages",
+      `with s as (${this.ensureSession()})
+       insert into ${this.q}.messages (session_id, body, schema_version)
+       select $1, value, $2 from jsonb_array_elements($3::jsonb) with ordinality order by ordinality`,
+      [sessionId, SESSION_SCHEMA_VERSION, JSON.stringify(messages)],
+    );
+  }
+
+  /** The session's transcript in order. */
+  async loadMessages(sessionId: string): Promise<Message[]> {
+    return this.loadBodies<Message>("messages", sessionId);
+  }
+
+  /** Add an artifact to the session. */
+  async saveArtifact(sessionId: string, artifact: SessionArtifact): Promise<void> {
+    await this.query(
+      "saveArtifact",
+      `with s as (${this.ensureSession()})
+       insert into ${this.q}.artifacts (session_id, name, body, schema_version) values ($1, $3, $4, $2)`,
+      [
+        sessionId,
+        SESSION_SCHEMA_VERSION,
+        artifact.name,
+        JSON.stringify({ ...artifact, kind: artifact.kind ?? "generic" }),
+      ],
+    );
+  }
+
+  /** The session's artifacts in the order they were saved. */
+  async listArtifacts(sessionId: string): Promise<SessionArtifact[]> {
+    return this.loadBodies<SessionArtifact>("artifacts", sessionId);
+  }
+
+  /** Store a checkpoint; an existing id is replaced in place, so a retried write is harmless. */
+  async createCheckpoint(
+    sessionId: string,
+    checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
+  ): Promise<SessionCheckpoint> {
+    const stored: SessionCheckpoint = {
+      schemaVersion: SESSION_SCHEMA_VERSION,
+      checkpointId: checkpoint.checkpointId,
+      state: checkpoint.state,
+      transcriptLength: checkpoint.transcriptLength,
+      artifactCount: checkpoint.artifactCount,
+      createdAt: new Date().toISOString(),
+    };
+    await this.query(
+      "createCheckpoint",
+      `with s as (${this.ensureSession()})
+       insert into ${this.q}.checkpoints (session_id, checkpoint_id, body, schema_version, created_at)
+       values ($1, $3, $4, $2, $5)
+       on conflict (session_id, checkpoint_id) do update
+       set body = excluded.body, schema_version = excluded.schema_version, created_at = excluded.created_at`,
+      [sessionId, SESSION_SCHEMA_VERSION, stored.checkpointId, JSON.stringify(stored), stored.createdAt],
+    );
+    return { ...stored };
+  }
+
+  /** The checkpoint, or null when the session has none of that id. */
+  async loadCheckpoint(sessionId: string, checkpointId: string): Promise<SessionCheckpoint | null> {
+    const rows = await this.query<{ body: SessionCheckpoint; schema_version: number }>(
+      "loadCheckpoint",
+      `select body, schema_version from ${this.q}.checkpoints where session_id = $1 and checkpoint_id = $2`,
+      [sessionId, checkpointId],
+    );
+    const row = rows[0];
+    if (row === undefined) return null;
+    this.checkVersion(row.schema_version, "checkpoints", `${sessionId}/${checkpointId}`);
+    return row.body;
+  }
+
+  /** Checkpoint ids of the session in creation order. */
+  async listCheckpoints(sessionId: string): Promise<string[]> {
+    const rows = await this.query<{ checkpoint_id: string }>(
+      "listCheckpoints",
+      `select checkpoint_id from ${this.q}.checkpoints where session_id = $1 order by ord`,
+      [sessionId],
+    );
+    return rows.map((row) => row.checkpoint_id);
+  }
+
+  /** Insert or replace a run record. */
+  async saveRun(record: RunRecord): Promise<void> {
+    await this.query(
+      "saveRun",
+      `insert into ${this.q}.runs (run_id, session_id, status, body, schema_version) values ($1, $2, $3, $4, $5)
+       on conflict (run_id) do update
+       set session_id = excluded.session_id, status = excluded.status, body = excluded.body,
+           schema_version = excluded.schema_version, updated_at = now()`,
+      [record.runId, record.sessionId, record.status, JSON.stringify(record), SESSION_SCHEMA_VERSION],
+    );
+  }
+
+  /** The run record, or null. */
+  async getRun(runId: string): Promise<RunRecord | null> {
+    const rows = await this.query<{ body: RunRecord; schema_version: number }>(
+      "getRun",
+      `select body, schema_version from ${this.q}.runs where run_id = $1`,
+      [runId],
+    );
+    const row = rows[0];
+    if (row === undefined) return null;
+    this.checkVersion(row.schema_version, "runs", runId);
+    return row.body;
+  }
+
+  /** Run records matching the filter, in the order runs were first saved. */
+  async listRuns(filter: { sessionId?: string; status?: RunStatus } = {}): Promise<RunRecord[]> {
+    const rows = await this.query<{ run_id: string; body: RunRecord; schema_version: number }>(
+      "listRuns",
+      `select run_id, body, schema_version from ${this.q}.runs
+       where ($1::text is null or session_id = $1) and ($2::text is null or status = $2) order by ord`,
+      [filter.sessionId ?? null, filter.status ?? null],
+    );
+    return rows.map((row) => {
+      this.checkVersion(row.schema_version, "runs", row.run_id);
+      return row.body;
+    });
+  }
+
+  /** Append events; a sequence already stored is skipped, so a retried batch is not duplicated. */
+  async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const bodies = events.map((event) => ({
+      kind: event.kind,
+      runId: event.runId,
+      sessionId: event.sessionId,
+      agentId: event.agentId,
+      sequence: event.sequence,
+      timestampMs: event.timestampMs,
+      payload: event.payload,
+    }));
+    await this.query(
+      "appendEvents",
+      `insert into ${this.q}.run_events (run_id, sequence, body, schema_version)
+       select $1, (value->>'sequence')::int, value, $2 from jsonb_array_elements($3::jsonb)
+       on conflict (run_id, sequence) do nothing`,
+      [runId, SESSION_SCHEMA_VERSION, JSON.stringify(bodies)],
+    );
+  }
+
+  /** The run's events with a sequence above `afterSequence` (default: all), in order. */
+  async loadEvents(runId: string, options: { afterSequence?: number } = {}): Promise<RuntimeEvent[]> {
+    const rows = await this.query<{ sequence: number; body: StoredEvent; schema_version: number }>(
+      "loadEvents",
+      `select sequence, body, schema_version from ${this.q}.run_events
+       where run_id = $1 and ($2::int is null or sequence > $2) order by sequence`,
+      [runId, options.afterSequence ?? null],
+    );
+    return rows.map(({ sequence, body, schema_version }) => {
+      this.checkVersion(schema_version, "run_events", `${runId}#${sequence}`);
+      return new RuntimeEvent(
+        body.kind,
+        body.payload,
+        body.timestampMs,
+        body.runId,
+        body.sessionId,
+        body.agentId,
+        sequence,
+      );
+    });
+  }
+
+  /** End the pools this manager opened; a pool passed in is left to its owner. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.opening?.catch(() => {});
+    if (!this.ownsPools) return;
+    const pools = [this.pool, this.lockPool].filter((pool): pool is Pool => pool !== undefined);
+    this.pool = undefined;
+    this.lockPool = undefined;
+    await Promise.all(pools.map((pool) => pool.end().catch(() => {})));
+  }
+
+  private async openPools(): Promise<void> {
+    if (this.pool === undefined) {
+      const pg = await importPg();
+      const make = () => {
+        const pool = new pg.Pool({ connectionString: this.connectionString, max: this.poolSize });
+        // An idle client whose server went away emits `error`; unheard, it would crash the process.
+        pool.on("error", () => {});
+        return pool;
+      };
+      this.pool = make();
+      this.lockPool = make();
+    }
+    await migrate(this.pool, this.schema);
+  }
+
+  private async holdSession<T>(
+    sessionId: string,
+    token: symbol,
+    fn: (scope: SessionScope) => Promise<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    await this.ready();
+    const lockPool = this.lockPool as Pool;
+    let client: PoolClient;
+    try {
+      client = await lockPool.connect();
+    } catch (error) {
+      throw toStoreError(error, this.where, "session");
+    }
+    const onError = () => {};
+    client.on("error", onError);
+    let broken: unknown;
+    let locked = false;
+    try {
+      const key = [`${this.schema}:${sessionId}`];
+      try {
+        await client.query(`set lock_timeout = ${this.lockTimeoutMs}`);
+        await client.query("select pg_advisory_lock(hashtext($1))", key);
+        locked = true;
+      } catch (error) {
+        throw toStoreError(error, this.where, "session lock");
+      }
+      if (signal?.aborted) throw signal.reason;
+      const state = await this.loadScopeState(client, sessionId);
+      this.held.set(sessionId, { token, state });
+      try {
+        let result: T;
+        try {
+          result = await fn({ sessionId, state, token });
+        } catch (error) {
+          // Like the in-memory store, a failed scope still persists what it changed before failing.
+          await this.writeScopeState(client, sessionId, state).catch(() => {});
+          throw error;
+        }
+        // Through the lock's own connection: if it died, the lock is gone too and the write must not land.
+        await this.writeScopeState(client, sessionId, state);
+        return result;
+      } finally {
+        this.held.delete(sessionId);
+      }
+    } finally {
+      if (locked) {
+        await client.query("select pg_advisory_unlock(hashtext($1))", [`${this.schema}:${sessionId}`]).catch(
+          (error: unknown) => {
+            // Closing the connection is what frees the lock now.
+            broken = error;
+          },
+        );
+      }
+      client.off("error", onError);
+      client.release(broken instanceof Error ? broken : broken === undefined ? undefined : true);
+    }
+  }
+
+  private async loadScopeState(client: PoolClient, sessionId: string): Promise<Record<string, unknown>> {
+    // One round trip: the CTE creates the row (a scope makes its session exist, as in memory) or the select
+    // finds it; both read the same snapshot, so exactly one branch answers.
+    const result = await this.retrying("session load", () =>
+      client.query<{ state: Record<string, unknown>; schema_version: number }>(
+        `with ins as (
+           insert into ${this.q}.sessions (session_id, state, schema_version) values ($1, '{}', $2)
+           on conflict (session_id) do nothing returning state, schema_version)
+         select state, schema_version from ins
+         union all select state, schema_version from ${this.q}.sessions where session_id = $1`,
+        [sessionId, SESSION_SCHEMA_VERSION],
+      ),
+    );
+    const row = result.rows[0] as { state: Record<string, unknown>; schema_version: number };
+    this.checkVersion(row.schema_version, "sessions", sessionId);
+    return row.state;
+  }
+
+  private async writeScopeState(
+    client: PoolClient,
+    sessionId: string,
+    state: Record<string, unknown>,
+  ): Promise<void> {
+    // An update, not an upsert: a session deleted inside its own scope stays deleted.
+    await this.retrying("session save", () =>
+      client.query(
+        `update ${this.q}.sessions set state = $2, schema_version = $3, updated_at = now() where session_id = $1`,
+        [sessionId, JSON.stringify(state), SESSION_SCHEMA_VERSION],
+      ),
+    );
+  }
+
+  private ensureSession(): string {
+    return `insert into ${this.q}.sessions (session_id, state, schema_version) values ($1, '{}', $2)
+            on conflict (session_id) do nothing`;
+  }
+
+  private async loadBodies<T>(table: "messages" | "artifacts", sessionId: string): Promise<T[]> {
+    const rows = await this.query<{ seq: string; body: T; schema_version: number }>(
+      `load ${table}`,
+      `select seq, body, schema_version from ${this.q}.${table} where session_id = $1 order by seq`,
+      [sessionId],
+    );
+    return rows.map((row) => {
+      this.checkVersion(row.schema_version, table, `${sessionId}#${row.seq}`);
+      return row.body;
+    });
+  }
+
+  /** One statement on the query pool, retried on serialization failures and deadlocks, errors typed. */
+  private async query<R extends QueryResultRow>(
+    operation: string,
+    text: string,
+    values: unknown[] = [],
+  ): Promise<R[]> {
+    await this.ready();
+    const pool = this.pool as Pool;
+    return (await this.retrying(operation, () => pool.query<R>(text, values))).rows;
+  }
+
+  private async retrying<R>(operation: string, run: () => Promise<R>): Promise<R> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        if (isConflict(error) && attempt < MAX_CONFLICT_RETRIES) {
+          // Jittered so two retrying writers do not collide again in lockstep.
+          await new Promise((done) => setTimeout(done, 5 * 2 ** attempt * (1 + Math.random())));
+          continue;
+        }
+        throw toStoreError(error, this.where, operation);
+      }
+    }
+  }
+
+  private checkVersion(version: number, table: string, key: string): void {
+    if (READABLE_VERSIONS.has(version)) return;
+    throw new KeelError(
+      `postgres store: ${table} row "${key}" has schema version ${version}; this Keel reads ${[...READABLE_VERSIONS].join(", ")}`,
+      {
+        code: "store.schema_version",
+        hint:
+          version > SESSION_SCHEMA_VERSION
+            ? "A newer Keel wrote this row; upgrade Keel to read it."
+            : "This row predates the versions this Keel can read; migrate it with the Keel release that wrote it.",
+        context: { table, key, version, schema: this.schema },
+      },
+    );
+  }
+
+  private closedError(): KeelError {
+    return new KeelError("postgres store: the session manager is closed", {
+      code: "store.closed",
+      hint: "Create a new PostgresSessionManager; close() ended its connections.",
+    });
+  }
+}
+
+interface StoredEvent {
+  kind: string;
+  runId: string;
+  sessionId: string;
+  agentId: string;
+  timestampMs: number;
+  payload: Record<string, unknown>;
+}
+
+async function importPg(): Promise<PgModule> {
+  // A variable specifier keeps bundlers from requiring the optional package at build time.
+  const specifier: string = "pg";
+  let module: { default?: PgModule } & Partial<PgModule>;
+  try {
+    module = await import(specifier);
+  } catch (error) {
+    throw new PluginLoadError("session store \"postgres\" needs the npm package pg, which could not be imported", {
+      hint: "npm install pg",
+      cause: error,
+    });
+  }
+  // pg is CommonJS: its classes sit on `default`, and on the namespace only where Node could detect them.
+  return (module.default ?? module) as PgModule;
+}

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { type PluginDefinition, registerBuiltin } from "../../plugins/plugin-registry.js";
+import type { SessionManager } from "../../sessions/session-manager.js";
+import { PostgresSessionManager } from "./postgres-session-manager.js";
+
+/** Config of the `postgres` session store. */
+export const POSTGRES_STORE_CONFIG = z.object({
+  /** Default: `$PGURL`, then `$DATABASE_URL`, then `postgres://127.0.0.1:5432/test`. */
+  connection_string: z.string().min(1).optional(),
+  schema: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "lower-case letters, digits and underscores")
+    .default("keel"),
+  pool_size: z.number().int().positive().default(10),
+  lock_timeout_ms: z.number().int().nonnegative().default(30_000),
+});
+
+const postgresStore: PluginDefinition<SessionManager> = {
+  kind: "session",
+  type: "postgres",
+  configSchema: POSTGRES_STORE_CONFIG,
+  requiresPackage: "pg",
+  create(config) {
+    const parsed = POSTGRES_STORE_CONFIG.parse(config);
+    // Connect and migrate at startup, so a bad connection string fails config loading, not the first run.
+    return PostgresSessionManager.open({
+      connectionString: parsed.connection_string,
+      schema: parsed.schema,
+      poolSize: parsed.pool_size,
+      lockTimeoutMs: parsed.lock_timeout_ms,
+    });
+  },
+};
+
+/** Register the `postgres` session store; calling it again changes nothing. */
+export function registerPostgresStore(): void {
+  registerBuiltin(postgresStore);
+}
