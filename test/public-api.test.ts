@@ -131,9 +131,22 @@ describe("public API", () => {
     `);
   });
 
+  it("keel/stores/postgres", async () => {
+    const postgres = await import("../src/stores/postgres/index.js");
+    expect(Object.keys(postgres).sort()).toEqual([
+      "DEFAULT_POSTGRES_URL",
+      "POSTGRES_MIGRATIONS",
+      "POSTGRES_STORE_CONFIG",
+      "PostgresSessionManager",
+      "migrate",
+      "registerPostgresStore",
+      "resolveConnectionString",
+    ]);
+  });
+
   it("package.json exports the built entries and the bin", async () => {
     const { default: manifest } = await import("../package.json", { with: { type: "json" } });
-    expect(Object.keys(manifest.exports)).toEqual([".", "./testing", "./package.json"]);
+    expect(Object.keys(manifest.exports)).toEqual([".", "./testing", "./stores/postgres", "./package.json"]);
     expect(manifest.bin).toEqual({ keel: "./dist/cli/main.js" });
     expect(manifest.type).toBe("module");
     expect(manifest.engines.node).toBe(">=20.19");

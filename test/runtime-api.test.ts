@@ -226,3 +226,23 @@ describe("the Runtime facade (RT-5)", () => {
     await runtime.close();
   });
 });
+
+describe("session stores named in config", () => {
+  it("jsonl_file keeps a session's history across runtimes", async () => {
+    const { mkdtemp } = await import("node:fs/promises");
+    const root = await mkdtemp(path.join(tmpdir(), "keel-jsonl-runtime-"));
+    const config = {
+      session: { type: "jsonl_file", config: { root_dir: root } },
+      agents: [{ id: "e", name: "E" }],
+    };
+    const first = await Runtime.fromDict(config);
+    expect(await first.run({ agentId: "e", sessionId: "s", inputText: "one" })).toBe("Echo: one (history=0)");
+    await first.close();
+    const second = await Runtime.fromDict(config);
+    expect(await second.run({ agentId: "e", sessionId: "s", inputText: "two" })).toBe(
+      "Echo: two (history=2)",
+    );
+    expect((await second.listRuns({ sessionId: "s" })).map((run) => run.status)).toEqual(["done", "done"]);
+    await second.close();
+  });
+});

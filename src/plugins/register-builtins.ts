@@ -5,6 +5,8 @@ import { registerPatternBuiltins } from "../patterns/builtin-patterns.js";
 import { registerRuntimeBuiltins } from "../runtime/builtin-runtimes.js";
 import { registerSessionBuiltins } from "../sessions/builtin-session-managers.js";
 import { registerSkillsBuiltins } from "../skills/builtin-skills-managers.js";
+import { registerJsonlStore } from "../stores/jsonl/register-jsonl-store.js";
+import { registerPostgresStore } from "../stores/postgres/register-postgres-store.js";
 import { registerToolExecutorBuiltins } from "../tools/executors/builtin-tool-executors.js";
 
 let done = false;
@@ -15,6 +17,9 @@ export function registerBuiltins(): void {
   done = true;
   registerEventBusBuiltins();
   registerSessionBuiltins();
+  registerJsonlStore();
+  // Its module imports `pg` only when a postgres store is built, so registering it costs nothing without pg.
+  registerPostgresStore();
   registerSkillsBuiltins();
   registerMemoryBuiltins();
   registerContextAssemblerBuiltins();

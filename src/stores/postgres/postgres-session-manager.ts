@@ -1,5 +1,5 @@
-import type { Pool, PoolClient, QueryResultRow } from "pg";
-import { PluginLoadError } from "../../errors/error-classes.js";
+// Long because it is the whole DR-1 seam over SQL: one method per SessionManager call, each one statement.
+import type { Pool, QueryResultRow } from "pg";
 import { KeelError } from "../../errors/keel-error.js";
 import { RuntimeEvent } from "../../events/runtime-event.js";
 import type { Message } from "../../models/message.js";
@@ -13,17 +13,21 @@ import {
   type SessionScope,
   type SessionScopeOptions,
 } from "../../sessions/session-manager.js";
+import { checkSchemaVersion } from "./check-schema-version.js";
+import { holdSessionScope, type SessionScopeStore } from "./hold-session-scope.js";
+import { importPg } from "./import-pg.js";
 import { migrate, quoteSchema } from "./migrations.js";
-import { isConflict, redactConnectionString, toStoreError } from "./to-store-error.js";
-
-/** The connection string used when neither the options nor PGURL / DATABASE_URL give one. */
-export const DEFAULT_POSTGRES_URL = "postgres://127.0.0.1:5432/test";
+import { resolveConnectionString } from "./resolve-connection-string.js";
+import { redactConnectionString, toStoreError, withConflictRetry } from "./to-store-error.js";
 
 /** Options of {@link PostgresSessionManager}. */
 export interface PostgresSessionManagerOptions {
-  /** Default: `$PGURL`, then `$DATABASE_URL`, then {@link DEFAULT_POSTGRES_URL}. Ignored when `pool` is given. */
+  /** Default: `$PGURL`, then `$DATABASE_URL`, then `postgres://127.0.0.1:5432/test`. Ignored with `pool`. */
   connectionString?: string;
-  /** Use this pool instead of opening one; `close()` leaves it open, since its owner may still need it. */
+  /**
+   * Use this pool instead of opening one; `close()` leaves it open, since its owner may still need it. Held
+   * sessions then take their connections from it too, so size it above the number of sessions held at once.
+   */
   pool?: Pool;
   /** Schema holding the tables; created and migrated on first use. Default `keel`. */
   schema?: string;
@@ -35,19 +39,6 @@ export interface PostgresSessionManagerOptions {
   queueSize?: number;
 }
 
-/** Schema versions of stored rows this build can read. */
-const READABLE_VERSIONS: ReadonlySet<number> = new Set([SESSION_SCHEMA_VERSION]);
-const MAX_CONFLICT_RETRIES = 3;
-
-interface HeldScope {
-  readonly token: symbol;
-  readonly state: Record<string, unknown>;
-}
-
-interface PgModule {
-  Pool: new (config: Record<string, unknown>) => Pool;
-}
-
 /**
  * Session store on PostgreSQL (type `postgres`): any process pointed at the same schema can resume any run.
  * `session()` is exclusive across processes through an advisory lock held on a dedicated connection for the
@@ -56,7 +47,7 @@ interface PgModule {
  */
 export class PostgresSessionManager implements SessionManager {
   private readonly lock = new SessionLock();
-  private readonly held = new Map<string, HeldScope>();
+  private readonly scopeStore: Omit<SessionScopeStore, "lockPool">;
   private readonly schema: string;
   private readonly q: string;
   private readonly where: string;
@@ -74,8 +65,7 @@ export class PostgresSessionManager implements SessionManager {
   constructor(options: PostgresSessionManagerOptions = {}) {
     this.schema = options.schema ?? "keel";
     this.q = quoteSchema(this.schema);
-    this.connectionString =
-      options.connectionString ?? process.env.PGURL ?? process.env.DATABASE_URL ?? DEFAULT_POSTGRES_URL;
+    this.connectionString = resolveConnectionString(options.connectionString);
     this.poolSize = options.poolSize ?? 10;
     this.lockTimeoutMs = Math.max(0, Math.floor(options.lockTimeoutMs ?? 30_000));
     this.queueSize = options.queueSize ?? DEFAULT_SESSION_QUEUE_SIZE;
@@ -84,6 +74,13 @@ export class PostgresSessionManager implements SessionManager {
     this.ownsPools = options.pool === undefined;
     this.where =
       options.pool === undefined ? redactConnectionString(this.connectionString) : "the pool's server";
+    this.scopeStore = {
+      schema: this.schema,
+      quoted: this.q,
+      where: this.where,
+      lockTimeoutMs: this.lockTimeoutMs,
+      held: new Map(),
+    };
   }
 
   /** Build a manager and connect and migrate now, so a missing `pg` or an unreachable server fails here. */
@@ -122,10 +119,13 @@ export class PostgresSessionManager implements SessionManager {
       signal: options.signal,
     });
     try {
-      const held = this.held.get(sessionId);
+      const held = this.scopeStore.held.get(sessionId);
       // Re-entry: the outer scope already holds the server lock and will write the shared state back.
-      if (held !== undefined && held.token === token) return await fn({ sessionId, state: held.state, token });
-      return await this.holdSession(sessionId, token, fn, options.signal);
+      if (held !== undefined && held.token === token)
+        return await fn({ sessionId, state: held.state, token });
+      await this.ready();
+      const store = { ...this.scopeStore, lockPool: this.lockPool as Pool };
+      return await holdSessionScope(store, sessionId, token, fn, options.signal);
     } finally {
       release();
     }
@@ -376,97 +376,6 @@ export class PostgresSessionManager implements SessionManager {
     await migrate(this.pool, this.schema);
   }
 
-  private async holdSession<T>(
-    sessionId: string,
-    token: symbol,
-    fn: (scope: SessionScope) => Promise<T>,
-    signal: AbortSignal | undefined,
-  ): Promise<T> {
-    await this.ready();
-    const lockPool = this.lockPool as Pool;
-    let client: PoolClient;
-    try {
-      client = await lockPool.connect();
-    } catch (error) {
-      throw toStoreError(error, this.where, "session");
-    }
-    const onError = () => {};
-    client.on("error", onError);
-    let broken: unknown;
-    let locked = false;
-    try {
-      const key = [`${this.schema}:${sessionId}`];
-      try {
-        await client.query(`set lock_timeout = ${this.lockTimeoutMs}`);
-        await client.query("select pg_advisory_lock(hashtext($1))", key);
-        locked = true;
-      } catch (error) {
-        throw toStoreError(error, this.where, "session lock");
-      }
-      if (signal?.aborted) throw signal.reason;
-      const state = await this.loadScopeState(client, sessionId);
-      this.held.set(sessionId, { token, state });
-      try {
-        let result: T;
-        try {
-          result = await fn({ sessionId, state, token });
-        } catch (error) {
-          // Like the in-memory store, a failed scope still persists what it changed before failing.
-          await this.writeScopeState(client, sessionId, state).catch(() => {});
-          throw error;
-        }
-        // Through the lock's own connection: if it died, the lock is gone too and the write must not land.
-        await this.writeScopeState(client, sessionId, state);
-        return result;
-      } finally {
-        this.held.delete(sessionId);
-      }
-    } finally {
-      if (locked) {
-        await client.query("select pg_advisory_unlock(hashtext($1))", [`${this.schema}:${sessionId}`]).catch(
-          (error: unknown) => {
-            // Closing the connection is what frees the lock now.
-            broken = error;
-          },
-        );
-      }
-      client.off("error", onError);
-      client.release(broken instanceof Error ? broken : broken === undefined ? undefined : true);
-    }
-  }
-
-  private async loadScopeState(client: PoolClient, sessionId: string): Promise<Record<string, unknown>> {
-    // One round trip: the CTE creates the row (a scope makes its session exist, as in memory) or the select
-    // finds it; both read the same snapshot, so exactly one branch answers.
-    const result = await this.retrying("session load", () =>
-      client.query<{ state: Record<string, unknown>; schema_version: number }>(
-        `with ins as (
-           insert into ${this.q}.sessions (session_id, state, schema_version) values ($1, '{}', $2)
-           on conflict (session_id) do nothing returning state, schema_version)
-         select state, schema_version from ins
-         union all select state, schema_version from ${this.q}.sessions where session_id = $1`,
-        [sessionId, SESSION_SCHEMA_VERSION],
-      ),
-    );
-    const row = result.rows[0] as { state: Record<string, unknown>; schema_version: number };
-    this.checkVersion(row.schema_version, "sessions", sessionId);
-    return row.state;
-  }
-
-  private async writeScopeState(
-    client: PoolClient,
-    sessionId: string,
-    state: Record<string, unknown>,
-  ): Promise<void> {
-    // An update, not an upsert: a session deleted inside its own scope stays deleted.
-    await this.retrying("session save", () =>
-      client.query(
-        `update ${this.q}.sessions set state = $2, schema_version = $3, updated_at = now() where session_id = $1`,
-        [sessionId, JSON.stringify(state), SESSION_SCHEMA_VERSION],
-      ),
-    );
-  }
-
   private ensureSession(): string {
     return `insert into ${this.q}.sessions (session_id, state, schema_version) values ($1, '{}', $2)
             on conflict (session_id) do nothing`;
@@ -492,37 +401,11 @@ export class PostgresSessionManager implements SessionManager {
   ): Promise<R[]> {
     await this.ready();
     const pool = this.pool as Pool;
-    return (await this.retrying(operation, () => pool.query<R>(text, values))).rows;
-  }
-
-  private async retrying<R>(operation: string, run: () => Promise<R>): Promise<R> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await run();
-      } catch (error) {
-        if (isConflict(error) && attempt < MAX_CONFLICT_RETRIES) {
-          // Jittered so two retrying writers do not collide again in lockstep.
-          await new Promise((done) => setTimeout(done, 5 * 2 ** attempt * (1 + Math.random())));
-          continue;
-        }
-        throw toStoreError(error, this.where, operation);
-      }
-    }
+    return (await withConflictRetry(() => pool.query<R>(text, values), this.where, operation)).rows;
   }
 
   private checkVersion(version: number, table: string, key: string): void {
-    if (READABLE_VERSIONS.has(version)) return;
-    throw new KeelError(
-      `postgres store: ${table} row "${key}" has schema version ${version}; this Keel reads ${[...READABLE_VERSIONS].join(", ")}`,
-      {
-        code: "store.schema_version",
-        hint:
-          version > SESSION_SCHEMA_VERSION
-            ? "A newer Keel wrote this row; upgrade Keel to read it."
-            : "This row predates the versions this Keel can read; migrate it with the Keel release that wrote it.",
-        context: { table, key, version, schema: this.schema },
-      },
-    );
+    checkSchemaVersion(version, { schema: this.schema, table, key });
   }
 
   private closedError(): KeelError {
@@ -540,20 +423,4 @@ interface StoredEvent {
   agentId: string;
   timestampMs: number;
   payload: Record<string, unknown>;
-}
-
-async function importPg(): Promise<PgModule> {
-  // A variable specifier keeps bundlers from requiring the optional package at build time.
-  const specifier: string = "pg";
-  let module: { default?: PgModule } & Partial<PgModule>;
-  try {
-    module = await import(specifier);
-  } catch (error) {
-    throw new PluginLoadError("session store \"postgres\" needs the npm package pg, which could not be imported", {
-      hint: "npm install pg",
-      cause: error,
-    });
-  }
-  // pg is CommonJS: its classes sit on `default`, and on the namespace only where Node could detect them.
-  return (module.default ?? module) as PgModule;
 }

@@ -1,0 +1,427 @@
+import { mkdir, open, readdir, rm, stat, truncate } from "node:fs/promises";
+import { join } from "node:path";
+import { KeelError } from "../../errors/keel-error.js";
+import type { RuntimeEvent } from "../../events/runtime-event.js";
+import type { Message } from "../../models/message.js";
+import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
+import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
+import {
+  SESSION_SCHEMA_VERSION,
+  type SessionArtifact,
+  type SessionCheckpoint,
+  type SessionManager,
+  type SessionScope,
+  type SessionScopeOptions,
+} from "../../sessions/session-manager.js";
+import { decodeFileName, encodeFileName } from "./encode-file-name.js";
+import { type JsonlFileMark, readJsonlFile } from "./read-jsonl-file.js";
+import {
+  copyRecord,
+  eventJson,
+  firstAfter,
+  loadRun,
+  loadSession,
+  type RunEntry,
+  type SessionEntry,
+} from "./replay-jsonl-records.js";
+import { SharedFileLocks } from "./shared-file-locks.js";
+
+/** Options of {@link JsonlFileSessionManager}. */
+export interface JsonlFileSessionManagerOptions {
+  /** Directory holding `sessions/`, `runs/` and `locks/`; created on first write. */
+  rootDir: string;
+  /** fsync every append before it resolves: survives power loss, costs a disk flush per write. Default false. */
+  fsync?: boolean;
+  /** Longest line written or read; a bigger record is refused rather than stored. Default 16 MiB. */
+  maxLineBytes?: number;
+  /** Runs allowed to wait per session when `session()` is not told otherwise. Default 1000. */
+  queueSize?: number;
+}
+
+/** The default `max_line_bytes`: 16 MiB. */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+const SESSION_TYPES: ReadonlySet<string> = new Set(["state", "message", "artifact", "checkpoint"]);
+const RUN_TYPES: ReadonlySet<string> = new Set(["record", "event"]);
+
+/**
+ * The `jsonl_file` session store: one append-only JSON-lines file per session and per run under `rootDir`,
+ * replayed once and then served from memory. Every write appends whole lines in one call. A session's writes
+ * and `session()` scopes are exclusive across processes through a lock file; runs have one writer at a time
+ * (the process running them), and their files are re-checked (`stat`) on every access.
+ */
+export class JsonlFileSessionManager implements SessionManager {
+  private readonly lock = new SessionLock();
+  private readonly sessions = new Map<string, SessionEntry>();
+  private readonly runs = new Map<string, RunEntry>();
+  private readonly fileLocks = new SharedFileLocks();
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly madeDirs = new Map<string, Promise<unknown>>();
+  private readonly fsync: boolean;
+  private readonly maxLineBytes: number;
+  private readonly queueSize: number;
+  private readonly sessionsDir: string;
+  private readonly runsDir: string;
+  private readonly locksDir: string;
+
+  constructor(options: JsonlFileSessionManagerOptions) {
+    this.fsync = options.fsync ?? false;
+    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.queueSize = options.queueSize ?? DEFAULT_SESSION_QUEUE_SIZE;
+    this.sessionsDir = join(options.rootDir, "sessions");
+    this.runsDir = join(options.rootDir, "runs");
+    this.locksDir = join(options.rootDir, "locks");
+  }
+
+  /** Run `fn` holding the session in this process and across processes; the state is written when it ends. */
+  async session<T>(
+    sessionId: string,
+    fn: (scope: SessionScope) => Promise<T>,
+    options: SessionScopeOptions = {},
+  ): Promise<T> {
+    const token = options.reentrantToken ?? Symbol(sessionId);
+    const path = this.sessionPath(sessionId);
+    const release = await this.lock.acquire(sessionId, {
+      reentrantToken: token,
+      queueSize: options.queueSize ?? this.queueSize,
+      signal: options.signal,
+    });
+    try {
+      const unhold = await this.holdSession(sessionId, options.signal);
+      try {
+        const entry = await this.serial(path, () => this.freshSession(sessionId));
+        const state = entry.state;
+        try {
+          return await fn({ sessionId, state, token });
+        } finally {
+          await this.serial(path, () => this.persistScopeState(sessionId, entry, state));
+        }
+      } finally {
+        await unhold();
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /** A deep copy of the session's state; `{}` for an unknown session. */
+  async getState(sessionId: string): Promise<Record<string, unknown>> {
+    return structuredClone((await this.readSession(sessionId)).state);
+  }
+
+  /** Replace the session's state (one `state` line). */
+  async setState(sessionId: string, state: Record<string, unknown>): Promise<void> {
+    const json = JSON.stringify(state);
+    await this.writeSession(sessionId, [this.line("state", json)], (entry) => {
+      entry.state = JSON.parse(json) as Record<string, unknown>;
+      entry.stateJson = json;
+    });
+  }
+
+  /** Remove the session's file; its runs and their events stay. A corrupt session can still be deleted. */
+  async deleteSession(sessionId: string): Promise<void> {
+    const path = this.sessionPath(sessionId);
+    const unhold = await this.holdSession(sessionId);
+    try {
+      await this.serial(path, async () => {
+        await rm(path, { force: true });
+        this.sessions.delete(sessionId);
+      });
+    } finally {
+      await unhold();
+    }
+  }
+
+  /** Sessions with a file, sorted by id. */
+  async listSessions(): Promise<string[]> {
+    return (await this.listIds(this.sessionsDir)).sort();
+  }
+
+  /** Append a message to the session's transcript. */
+  async appendMessage(sessionId: string, message: Message): Promise<void> {
+    await this.appendMessages(sessionId, [message]);
+  }
+
+  /** Append messages in order with one write. */
+  async appendMessages(sessionId: string, messages: readonly Message[]): Promise<void> {
+    if (messages.length === 0) return;
+    const lines = messages.map((message) => this.line("message", JSON.stringify(message)));
+    await this.writeSession(sessionId, lines, (entry) => {
+      for (const message of messages) entry.messages.push(message);
+    });
+  }
+
+  /** The session's transcript in order (a new array). */
+  async loadMessages(sessionId: string): Promise<Message[]> {
+    return (await this.readSession(sessionId)).messages.slice();
+  }
+
+  /** Add an artifact to the session. */
+  async saveArtifact(sessionId: string, artifact: SessionArtifact): Promise<void> {
+    const stored = { ...artifact, kind: artifact.kind ?? "generic" };
+    await this.writeSession(sessionId, [this.line("artifact", JSON.stringify(stored))], (entry) => {
+      entry.artifacts.push(stored);
+    });
+  }
+
+  /** The session's artifacts in the order they were saved (a new array). */
+  async listArtifacts(sessionId: string): Promise<SessionArtifact[]> {
+    return (await this.readSession(sessionId)).artifacts.slice();
+  }
+
+  /** Store a checkpoint stamped with the schema version and creation time; an existing id is replaced. */
+  async createCheckpoint(
+    sessionId: string,
+    checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
+  ): Promise<SessionCheckpoint> {
+    const stored: SessionCheckpoint = {
+      schemaVersion: SESSION_SCHEMA_VERSION,
+      checkpointId: checkpoint.checkpointId,
+      state: checkpoint.state,
+      transcriptLength: checkpoint.transcriptLength,
+      artifactCount: checkpoint.artifactCount,
+      createdAt: new Date().toISOString(),
+    };
+    await this.writeSession(sessionId, [this.line("checkpoint", JSON.stringify(stored))], (entry) => {
+      entry.checkpoints.set(stored.checkpointId, stored);
+    });
+    return { ...stored };
+  }
+
+  /** The checkpoint, or null when the session has no checkpoint of that id. */
+  async loadCheckpoint(sessionId: string, checkpointId: string): Promise<SessionCheckpoint | null> {
+    const stored = (await this.readSession(sessionId)).checkpoints.get(checkpointId);
+    return stored === undefined ? null : { ...stored };
+  }
+
+  /** Checkpoint ids of the session in creation order. */
+  async listCheckpoints(sessionId: string): Promise<string[]> {
+    return [...(await this.readSession(sessionId)).checkpoints.keys()];
+  }
+
+  /** Append the run's record (stored as a copy); the newest record line wins on load. */
+  async saveRun(record: RunRecord): Promise<void> {
+    const copy = copyRecord(record);
+    await this.writeRun(record.runId, [this.line("record", JSON.stringify(copy))], (entry) => {
+      entry.record = copy;
+    });
+  }
+
+  /** A copy of the run's newest record, or null. */
+  async getRun(runId: string): Promise<RunRecord | null> {
+    const record = (await this.readRun(runId)).record;
+    return record === null ? null : copyRecord(record);
+  }
+
+  /** Copies of the run records matching the filter, oldest `createdAt` first. */
+  async listRuns(filter: { sessionId?: string; status?: RunStatus } = {}): Promise<RunRecord[]> {
+    const matching: RunRecord[] = [];
+    for (const runId of await this.listIds(this.runsDir)) {
+      const record = (await this.readRun(runId)).record;
+      if (record === null) continue;
+      if (filter.sessionId !== undefined && record.sessionId !== filter.sessionId) continue;
+      if (filter.status !== undefined && record.status !== filter.status) continue;
+      matching.push(copyRecord(record));
+    }
+    return matching.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+  }
+
+  /** Append events (ascending sequences) to the run's log with one write; the events are kept, not copied. */
+  async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const lines = events.map((event) => this.line("event", JSON.stringify(eventJson(event))));
+    await this.writeRun(runId, lines, (entry) => {
+      for (const event of events) entry.events.push(event);
+    });
+  }
+
+  /** The run's events with a sequence above `afterSequence` (default: all), in order. */
+  async loadEvents(runId: string, options: { afterSequence?: number } = {}): Promise<RuntimeEvent[]> {
+    const log = (await this.readRun(runId)).events;
+    const after = options.afterSequence;
+    return after === undefined ? log.slice() : log.slice(firstAfter(log, after));
+  }
+
+  /** Wait for writes in flight and forget the cache; the files stay. */
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()]);
+    this.sessions.clear();
+    this.runs.clear();
+  }
+
+  private sessionPath(sessionId: string): string {
+    return join(this.sessionsDir, `${encodeFileName(sessionId)}.jsonl`);
+  }
+
+  private runPath(runId: string): string {
+    return join(this.runsDir, `${encodeFileName(runId)}.jsonl`);
+  }
+
+  /** One stored line; `json` is the data already serialised, so nothing is serialised twice. */
+  private line(type: string, json: string | undefined): string {
+    const line = `{"schemaVersion":${SESSION_SCHEMA_VERSION},"type":"${type}","data":${json ?? "null"},"ts":"${new Date().toISOString()}"}`;
+    if (line.length * 3 > this.maxLineBytes && Buffer.byteLength(line) > this.maxLineBytes) {
+      throw new KeelError(`a ${type} record of ${Buffer.byteLength(line)} bytes exceeds max_line_bytes`, {
+        code: "store.record_too_large",
+        hint: `Raise max_line_bytes of the jsonl_file store (now ${this.maxLineBytes}) or keep large payloads out of the session (store a reference in an artifact).`,
+      });
+    }
+    return line;
+  }
+
+  /** Run file work for one path one task at a time, so appends, truncation and reloads never interleave. */
+  private serial<T>(path: string, task: () => Promise<T>): Promise<T> {
+    const result = (this.queues.get(path) ?? Promise.resolve()).then(task);
+    const tail = result.then(
+      () => {},
+      () => {},
+    );
+    this.queues.set(path, tail);
+    void tail.then(() => {
+      if (this.queues.get(path) === tail) this.queues.delete(path);
+    });
+    return result;
+  }
+
+  private readSession(sessionId: string): Promise<SessionEntry> {
+    return this.serial(this.sessionPath(sessionId), () => this.freshSession(sessionId));
+  }
+
+  /** Append to the session's file holding its cross-process lock, then apply the change to the cache. */
+  private async writeSession(
+    sessionId: string,
+    lines: string[],
+    apply: (entry: SessionEntry) => void,
+  ): Promise<void> {
+    const path = this.sessionPath(sessionId);
+    const unhold = await this.holdSession(sessionId);
+    try {
+      await this.serial(path, async () => {
+        const entry = await this.freshSession(sessionId);
+        await this.append(path, this.sessionsDir, entry.mark, lines);
+        apply(entry);
+      });
+    } finally {
+      await unhold();
+    }
+  }
+
+  /** Write the scope's state unless the session was deleted inside the scope or the state did not change. */
+  private async persistScopeState(
+    sessionId: string,
+    scoped: SessionEntry,
+    state: Record<string, unknown>,
+  ): Promise<void> {
+    const current = this.sessions.get(sessionId);
+    if (current === undefined || (current !== scoped && !current.mark.exists)) return;
+    current.state = state;
+    const json = JSON.stringify(state);
+    if (json === current.stateJson && current.mark.exists) return;
+    await this.append(this.sessionPath(sessionId), this.sessionsDir, current.mark, [
+      this.line("state", json),
+    ]);
+    current.stateJson = json;
+  }
+
+  /**
+   * The cached session, re-read when the file changed behind it. While this process holds the session's lock
+   * file nobody else writes it, so after one check the cache is trusted without a `stat` per call.
+   */
+  private async freshSession(sessionId: string): Promise<SessionEntry> {
+    const cached = this.sessions.get(sessionId);
+    const held = this.fileLocks.held(sessionId);
+    if (cached !== undefined && held?.validated) return cached;
+    const path = this.sessionPath(sessionId);
+    let entry = cached;
+    if (entry === undefined || (await changed(path, entry.mark))) {
+      entry = loadSession(path, await readJsonlFile(path, SESSION_TYPES, this.maxLineBytes));
+      this.sessions.set(sessionId, entry);
+    }
+    if (held !== undefined) held.validated = true;
+    return entry;
+  }
+
+  private readRun(runId: string): Promise<RunEntry> {
+    return this.serial(this.runPath(runId), () => this.freshRun(runId));
+  }
+
+  private async writeRun(runId: string, lines: string[], apply: (entry: RunEntry) => void): Promise<void> {
+    const path = this.runPath(runId);
+    await this.serial(path, async () => {
+      const entry = await this.freshRun(runId);
+      await this.append(path, this.runsDir, entry.mark, lines);
+      apply(entry);
+    });
+  }
+
+  private async freshRun(runId: string): Promise<RunEntry> {
+    const path = this.runPath(runId);
+    let entry = this.runs.get(runId);
+    if (entry === undefined || (await changed(path, entry.mark))) {
+      entry = loadRun(path, await readJsonlFile(path, RUN_TYPES, this.maxLineBytes));
+      this.runs.set(runId, entry);
+    }
+    return entry;
+  }
+
+  /**
+   * Append whole lines with one write. A torn tail found on load is cut off first so the new lines do not glue
+   * onto it. `mark` is advanced to the new end; if the file grew by more than we wrote, another process wrote
+   * too, and the mark is spoiled so the next access re-reads the file.
+   */
+  private async append(path: string, dir: string, mark: JsonlFileMark, lines: string[]): Promise<void> {
+    if (mark.exists && mark.goodLength < mark.size) await truncate(path, mark.goodLength);
+    let made = this.madeDirs.get(dir);
+    if (made === undefined) {
+      made = mkdir(dir, { recursive: true });
+      this.madeDirs.set(dir, made);
+    }
+    await made;
+    const text = `${lines.join("\n")}\n`;
+    const handle = await open(path, "a");
+    try {
+      await handle.appendFile(text);
+      if (this.fsync) await handle.sync();
+      const stats = await handle.stat();
+      const expected = (mark.exists ? mark.goodLength : 0) + Buffer.byteLength(text);
+      mark.exists = true;
+      mark.size = stats.size === expected ? stats.size : -1;
+      mark.mtimeMs = stats.mtimeMs;
+      mark.goodLength = stats.size;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Take or share this process's hold on the session's lock file. */
+  private holdSession(sessionId: string, signal?: AbortSignal): Promise<() => Promise<void>> {
+    return this.fileLocks.hold(sessionId, join(this.locksDir, `${encodeFileName(sessionId)}.lock`), signal);
+  }
+
+  private async listIds(dir: string): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+    const ids: string[] = [];
+    for (const name of names) {
+      const id = name.endsWith(".jsonl") ? decodeFileName(name.slice(0, -6)) : undefined;
+      if (id !== undefined) ids.push(id);
+    }
+    return ids;
+  }
+}
+
+/** True when the file is not what `mark` says: another process wrote, truncated or deleted it. */
+async function changed(path: string, mark: JsonlFileMark): Promise<boolean> {
+  try {
+    const stats = await stat(path);
+    return !mark.exists || stats.size !== mark.size || stats.mtimeMs !== mark.mtimeMs;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return mark.exists;
+    throw error;
+  }
+}

@@ -1,0 +1,100 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { RuntimeEvent } from "../../events/runtime-event.js";
+import { JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
+
+// Frozen files written by hand for schemaVersion 1 and never regenerated: if a change to the store stops
+// reading them, data users already have would stop loading too.
+const fixtures = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../../test/fixtures/jsonl");
+const rootDir = mkdtempSync(join(tmpdir(), "keel-jsonl-fixtures-"));
+afterAll(() => rmSync(rootDir, { recursive: true, force: true }));
+
+mkdirSync(join(rootDir, "sessions"));
+mkdirSync(join(rootDir, "runs"));
+copyFileSync(join(fixtures, "session-v1.jsonl"), join(rootDir, "sessions", "fixture-session.jsonl"));
+copyFileSync(join(fixtures, "run-v1.jsonl"), join(rootDir, "runs", "run-1.jsonl"));
+
+describe("jsonl_file frozen fixtures (schemaVersion 1)", () => {
+  const manager = new JsonlFileSessionManager({ rootDir });
+
+  it("loads the session: newest state, messages, artifact and checkpoint", async () => {
+    expect(await manager.listSessions()).toEqual(["fixture-session"]);
+    expect(await manager.getState("fixture-session")).toEqual({ visits: 2, lastAnswer: "42" });
+    expect(await manager.loadMessages("fixture-session")).toEqual([
+      { role: "user", content: "Add 2 and 40" },
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "call-1", name: "add", arguments: { a: 2, b: 40 } }],
+      },
+      { role: "tool", toolCallId: "call-1", toolName: "add", content: "42" },
+      { role: "assistant", content: "2 + 40 = 42" },
+    ]);
+    expect(await manager.listArtifacts("fixture-session")).toEqual([
+      { name: "sum.txt", kind: "file", payload: "42", metadata: { size: 2 } },
+    ]);
+    expect(await manager.listCheckpoints("fixture-session")).toEqual(["run-1:step:1"]);
+    expect(await manager.loadCheckpoint("fixture-session", "run-1:step:1")).toEqual({
+      schemaVersion: 1,
+      checkpointId: "run-1:step:1",
+      state: { transcript: [{ role: "user", content: "Add 2 and 40" }], status: "running", lastSequence: 4 },
+      transcriptLength: 3,
+      artifactCount: 1,
+      createdAt: "2026-01-02T10:00:03.500Z",
+    });
+  });
+
+  it("loads the run: the newest record and every event", async () => {
+    const record = {
+      runId: "run-1",
+      agentId: "calculator",
+      sessionId: "fixture-session",
+      status: "done",
+      stopReason: "completed",
+      pendingToolCalls: [],
+      createdAt: "2026-01-02T10:00:00.000Z",
+      updatedAt: "2026-01-02T10:00:05.000Z",
+      lastSequence: 4,
+    };
+    expect(await manager.getRun("run-1")).toEqual(record);
+    expect(await manager.listRuns({ sessionId: "fixture-session", status: "done" })).toEqual([record]);
+    const events = await manager.loadEvents("run-1");
+    expect(events.every((event) => event instanceof RuntimeEvent)).toBe(true);
+    expect(events.map((event) => event.toJSON())).toEqual([
+      event("run.started", 1, 1767348000000, { resumed: false }),
+      event("tool.called", 2, 1767348002000, { tool_id: "add", params: { a: 2, b: 40 } }),
+      event("tool.succeeded", 3, 1767348002500, { tool_id: "add", result: 42 }),
+      {
+        ...event("run.finished", 4, 1767348005000, { result: { stopReason: "completed" } }),
+        result: { stopReason: "completed" },
+      },
+    ]);
+    expect((await manager.loadEvents("run-1", { afterSequence: 3 })).map((entry) => entry.kind)).toEqual([
+      "run.finished",
+    ]);
+  });
+
+  it("left the fixture files untouched", () => {
+    for (const [name, copy] of [
+      ["session-v1.jsonl", join(rootDir, "sessions", "fixture-session.jsonl")],
+      ["run-v1.jsonl", join(rootDir, "runs", "run-1.jsonl")],
+    ] as const) {
+      expect(readFileSync(copy).equals(readFileSync(join(fixtures, name)))).toBe(true);
+    }
+  });
+});
+
+function event(kind: string, sequence: number, timestampMs: number, payload: Record<string, unknown>) {
+  return {
+    kind,
+    runId: "run-1",
+    sessionId: "fixture-session",
+    agentId: "calculator",
+    sequence,
+    timestampMs,
+    payload,
+  };
+}

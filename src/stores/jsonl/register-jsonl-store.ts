@@ -1,0 +1,31 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+import type { PluginDefinition } from "../../plugins/plugin-registry.js";
+import { registerBuiltin } from "../../plugins/plugin-registry.js";
+import type { SessionManager } from "../../sessions/session-manager.js";
+import { DEFAULT_MAX_LINE_BYTES, JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
+
+/** Config of the `jsonl_file` session manager; `root_dir` resolves against the config's directory. */
+export const JSONL_FILE_SESSION_MANAGER_CONFIG = z.object({
+  root_dir: z.string().min(1),
+  fsync: z.boolean().default(false),
+  max_line_bytes: z.number().int().positive().default(DEFAULT_MAX_LINE_BYTES),
+});
+
+const jsonlFileSessionManager: PluginDefinition<SessionManager> = {
+  kind: "session",
+  type: "jsonl_file",
+  configSchema: JSONL_FILE_SESSION_MANAGER_CONFIG,
+  create(config, context) {
+    return new JsonlFileSessionManager({
+      rootDir: resolve(context.baseDir, config.root_dir as string),
+      fsync: config.fsync as boolean,
+      maxLineBytes: config.max_line_bytes as number,
+    });
+  },
+};
+
+/** Register the `jsonl_file` session manager; calling it again changes nothing. */
+export function registerJsonlStore(): void {
+  registerBuiltin(jsonlFileSessionManager);
+}

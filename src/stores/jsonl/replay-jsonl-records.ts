@@ -1,0 +1,121 @@
+import { RuntimeEvent } from "../../events/runtime-event.js";
+import type { Message } from "../../models/message.js";
+import type { RunRecord } from "../../runtime/run-types.js";
+import type { SessionArtifact, SessionCheckpoint } from "../../sessions/session-manager.js";
+import { corruptRecordError, type JsonlFileMark, type JsonlRecord } from "./read-jsonl-file.js";
+
+/** A session as replayed from its file and then kept in memory. */
+export interface SessionEntry {
+  state: Record<string, unknown>;
+  /** The state as last written, so a scope that changed nothing appends nothing. */
+  stateJson: string;
+  readonly messages: Message[];
+  readonly artifacts: SessionArtifact[];
+  /** Map order is insertion order, which is what `listCheckpoints` reports. */
+  readonly checkpoints: Map<string, SessionCheckpoint>;
+  readonly mark: JsonlFileMark;
+}
+
+/** A run as replayed from its file: the newest record line wins; events in file order. */
+export interface RunEntry {
+  record: RunRecord | null;
+  readonly events: RuntimeEvent[];
+  readonly mark: JsonlFileMark;
+}
+
+/** Rebuild a session from its file's records; a record of the wrong shape is refused as corrupt. */
+export function loadSession(
+  path: string,
+  contents: { records: JsonlRecord[]; mark: JsonlFileMark },
+): SessionEntry {
+  const entry: SessionEntry = {
+    state: {},
+    stateJson: "{}",
+    messages: [],
+    artifacts: [],
+    checkpoints: new Map(),
+    mark: contents.mark,
+  };
+  for (const { type, data, line } of contents.records) {
+    const value = objectData(path, line, data);
+    if (type === "state") entry.state = value;
+    else if (type === "message")
+      entry.messages.push(withString(path, line, value, "role") as unknown as Message);
+    else if (type === "artifact")
+      entry.artifacts.push(withString(path, line, value, "name") as unknown as SessionArtifact);
+    else {
+      const checkpoint = withString(path, line, value, "checkpointId") as unknown as SessionCheckpoint;
+      entry.checkpoints.set(checkpoint.checkpointId, checkpoint);
+    }
+  }
+  entry.stateJson = JSON.stringify(entry.state);
+  return entry;
+}
+
+/** Rebuild a run's newest record and its event log from its file's records. */
+export function loadRun(path: string, contents: { records: JsonlRecord[]; mark: JsonlFileMark }): RunEntry {
+  const entry: RunEntry = { record: null, events: [], mark: contents.mark };
+  for (const { type, data, line } of contents.records) {
+    const value = objectData(path, line, data);
+    if (type === "record") {
+      entry.record = withString(path, line, value, "runId") as unknown as RunRecord;
+      continue;
+    }
+    const event = withString(path, line, value, "kind");
+    if (typeof event.sequence !== "number" || typeof event.timestampMs !== "number") {
+      throw corruptRecordError(path, line, "an event needs numeric sequence and timestampMs");
+    }
+    entry.events.push(
+      new RuntimeEvent(
+        event.kind as string,
+        (event.payload ?? {}) as Record<string, unknown>,
+        event.timestampMs,
+        String(event.runId ?? ""),
+        String(event.sessionId ?? ""),
+        String(event.agentId ?? ""),
+        event.sequence,
+      ),
+    );
+  }
+  return entry;
+}
+
+function objectData(path: string, line: number, data: unknown): Record<string, unknown> {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw corruptRecordError(path, line, "data is not a JSON object");
+  }
+  return data as Record<string, unknown>;
+}
+
+function withString(
+  path: string,
+  line: number,
+  value: Record<string, unknown>,
+  key: string,
+): Record<string, unknown> {
+  if (typeof value[key] !== "string") throw corruptRecordError(path, line, `data has no string "${key}"`);
+  return value;
+}
+
+/** What a stored event keeps: exactly the constructor's arguments, so a reload rebuilds the same event. */
+export function eventJson(event: RuntimeEvent): Record<string, unknown> {
+  const { kind, runId, sessionId, agentId, sequence, timestampMs, payload } = event;
+  return { kind, runId, sessionId, agentId, sequence, timestampMs, payload };
+}
+
+/** A copy a caller may mutate without changing the stored record. */
+export function copyRecord(record: RunRecord): RunRecord {
+  return { ...record, pendingToolCalls: record.pendingToolCalls.slice() };
+}
+
+/** Index of the first event whose sequence is above `sequence`; the log's sequences ascend. */
+export function firstAfter(log: readonly RuntimeEvent[], sequence: number): number {
+  let low = 0;
+  let high = log.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((log[middle] as RuntimeEvent).sequence <= sequence) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
