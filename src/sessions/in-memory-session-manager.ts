@@ -196,7 +196,12 @@ export class InMemorySessionManager implements SessionManager {
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     const log = this.events.get(runId);
     if (log !== undefined) {
-      for (let index = 0; index < events.length; index++) log.push(events[index] as RuntimeEvent);
+      // Sequences only rise: events at or below the last stored one are a retried batch, stored already.
+      const last = log.length === 0 ? 0 : log[log.length - 1]!.sequence;
+      for (let index = 0; index < events.length; index++) {
+        const event = events[index] as RuntimeEvent;
+        if (event.sequence > last) log.push(event);
+      }
       return;
     }
     this.events.set(runId, events.slice());

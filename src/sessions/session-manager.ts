@@ -55,6 +55,7 @@ export interface SessionManager {
   loadMessages(sessionId: string): Promise<Message[]>;
   saveArtifact(sessionId: string, artifact: SessionArtifact): Promise<void>;
   listArtifacts(sessionId: string): Promise<SessionArtifact[]>;
+  /** Store a checkpoint; the same id again replaces it and keeps its place in `listCheckpoints`. */
   createCheckpoint(
     sessionId: string,
     checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
@@ -64,6 +65,7 @@ export interface SessionManager {
   saveRun(record: RunRecord): Promise<void>;
   getRun(runId: string): Promise<RunRecord | null>;
   listRuns(filter?: { sessionId?: string; status?: RunStatus }): Promise<RunRecord[]>;
+  /** Append a run's events; an event whose sequence is already stored is skipped (a retried batch). */
   appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void>;
   loadEvents(runId: string, options?: { afterSequence?: number }): Promise<RuntimeEvent[]>;
   close(): Promise<void>;

@@ -289,6 +289,15 @@ export function describeSessionManagerConformance(
         expect(await manager.listCheckpoints(sessionId)).toEqual(["run-1:step:1", "run-1:step:2"]);
       });
 
+      it("replaces a checkpoint created again with the same id, keeping its place", async () => {
+        const sessionId = id("checkpoint-again");
+        await manager.createCheckpoint(sessionId, checkpoint("a", { step: 1 }, 1));
+        await manager.createCheckpoint(sessionId, checkpoint("b", { step: 2 }, 2));
+        await manager.createCheckpoint(sessionId, checkpoint("a", { step: 1, retried: true }, 1));
+        expect(await manager.listCheckpoints(sessionId)).toEqual(["a", "b"]);
+        expect((await manager.loadCheckpoint(sessionId, "a"))?.state).toEqual({ step: 1, retried: true });
+      });
+
       it("answers null for an unknown checkpoint id", async () => {
         const sessionId = id("no-checkpoint");
         expect(await manager.loadCheckpoint(sessionId, "missing")).toBeNull();
@@ -365,6 +374,8 @@ export function describeSessionManagerConformance(
         await manager.appendEvents(runId, [event(1), event(2), event(3)]);
         await manager.appendEvents(runId, [event(4), event(5)]);
         await manager.appendEvents(runId, []);
+        // A retried batch (after a lost acknowledgement) must not store an event twice.
+        await manager.appendEvents(runId, [event(4), event(5)]);
         const all = await manager.loadEvents(runId);
         expect(all.map((entry) => entry.sequence)).toEqual([1, 2, 3, 4, 5]);
         expect(all[0]).toMatchObject({

@@ -229,9 +229,14 @@ export class JsonlFileSessionManager implements SessionManager {
   /** Append events (ascending sequences) to the run's log with one write; the events are kept, not copied. */
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const lines = events.map((event) => this.line("event", JSON.stringify(eventJson(event))));
+    // Sequences only rise: events at or below the last stored one are a retried batch, stored already.
+    const stored = (await this.readRun(runId)).events;
+    const last = stored.length === 0 ? 0 : stored[stored.length - 1]!.sequence;
+    const fresh = events[0]!.sequence > last ? events : events.filter((event) => event.sequence > last);
+    if (fresh.length === 0) return;
+    const lines = fresh.map((event) => this.line("event", JSON.stringify(eventJson(event))));
     await this.writeRun(runId, lines, (entry) => {
-      for (const event of events) entry.events.push(event);
+      for (const event of fresh) entry.events.push(event);
     });
   }
 
