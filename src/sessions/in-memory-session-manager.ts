@@ -2,14 +2,14 @@ import type { RuntimeEvent } from "../events/runtime-event.js";
 import type { Message } from "../models/message.js";
 import type { RunRecord, RunStatus } from "../runtime/run-types.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "./session-lock.js";
-import {
-  SESSION_SCHEMA_VERSION,
-  type SessionArtifact,
-  type SessionCheckpoint,
-  type SessionManager,
-  type SessionScope,
-  type SessionScopeOptions,
+import type {
+  SessionArtifact,
+  SessionCheckpoint,
+  SessionManager,
+  SessionScope,
+  SessionScopeOptions,
 } from "./session-manager.js";
+import { copyRunRecord, firstEventAfter, stampCheckpoint } from "./session-records.js";
 
 /** Options of {@link InMemorySessionManager}. */
 export interface InMemorySessionManagerOptions {
@@ -143,14 +143,7 @@ export class InMemorySessionManager implements SessionManager {
     sessionId: string,
     checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
   ): Promise<SessionCheckpoint> {
-    const stored: SessionCheckpoint = {
-      schemaVersion: SESSION_SCHEMA_VERSION,
-      checkpointId: checkpoint.checkpointId,
-      state: checkpoint.state,
-      transcriptLength: checkpoint.transcriptLength,
-      artifactCount: checkpoint.artifactCount,
-      createdAt: new Date().toISOString(),
-    };
+    const stored = stampCheckpoint(checkpoint);
     const data = this.data(sessionId);
     if (data.checkpoints === null) data.checkpoints = new Map();
     data.checkpoints.set(stored.checkpointId, stored);
@@ -171,13 +164,13 @@ export class InMemorySessionManager implements SessionManager {
 
   /** Insert or replace a run record (stored as a copy). */
   async saveRun(record: RunRecord): Promise<void> {
-    this.runs.set(record.runId, copyRecord(record));
+    this.runs.set(record.runId, copyRunRecord(record));
   }
 
   /** A copy of the run record, or null. */
   async getRun(runId: string): Promise<RunRecord | null> {
     const record = this.runs.get(runId);
-    return record === undefined ? null : copyRecord(record);
+    return record === undefined ? null : copyRunRecord(record);
   }
 
   /** Copies of the run records matching the filter, in the order runs were first saved. */
@@ -187,7 +180,7 @@ export class InMemorySessionManager implements SessionManager {
     for (const record of this.runs.values()) {
       if (sessionId !== undefined && record.sessionId !== sessionId) continue;
       if (status !== undefined && record.status !== status) continue;
-      matching.push(copyRecord(record));
+      matching.push(copyRunRecord(record));
     }
     return matching;
   }
@@ -213,7 +206,7 @@ export class InMemorySessionManager implements SessionManager {
     const log = this.events.get(runId);
     if (log === undefined) return [];
     const after = options.afterSequence;
-    return after === undefined ? log.slice() : log.slice(firstAfter(log, after));
+    return after === undefined ? log.slice() : log.slice(firstEventAfter(log, after));
   }
 
   /** Drop everything stored. */
@@ -231,20 +224,4 @@ export class InMemorySessionManager implements SessionManager {
     }
     return data;
   }
-}
-
-function copyRecord(record: RunRecord): RunRecord {
-  return { ...record, pendingToolCalls: record.pendingToolCalls.slice() };
-}
-
-/** Index of the first event whose sequence is above `sequence`; the log's sequences ascend. */
-function firstAfter(log: readonly RuntimeEvent[], sequence: number): number {
-  let low = 0;
-  let high = log.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((log[middle] as RuntimeEvent).sequence <= sequence) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }

@@ -13,17 +13,10 @@ import {
   type SessionScope,
   type SessionScopeOptions,
 } from "../../sessions/session-manager.js";
+import { copyRunRecord, firstEventAfter, stampCheckpoint } from "../../sessions/session-records.js";
 import { decodeFileName, encodeFileName } from "./encode-file-name.js";
 import { type JsonlFileMark, readJsonlFile } from "./read-jsonl-file.js";
-import {
-  copyRecord,
-  eventJson,
-  firstAfter,
-  loadRun,
-  loadSession,
-  type RunEntry,
-  type SessionEntry,
-} from "./replay-jsonl-records.js";
+import { eventJson, loadRun, loadSession, type RunEntry, type SessionEntry } from "./replay-jsonl-records.js";
 import { SharedFileLocks } from "./shared-file-locks.js";
 
 /** Options of {@link JsonlFileSessionManager}. */
@@ -174,14 +167,7 @@ export class JsonlFileSessionManager implements SessionManager {
     sessionId: string,
     checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
   ): Promise<SessionCheckpoint> {
-    const stored: SessionCheckpoint = {
-      schemaVersion: SESSION_SCHEMA_VERSION,
-      checkpointId: checkpoint.checkpointId,
-      state: checkpoint.state,
-      transcriptLength: checkpoint.transcriptLength,
-      artifactCount: checkpoint.artifactCount,
-      createdAt: new Date().toISOString(),
-    };
+    const stored = stampCheckpoint(checkpoint);
     await this.writeSession(sessionId, [this.line("checkpoint", JSON.stringify(stored))], (entry) => {
       entry.checkpoints.set(stored.checkpointId, stored);
     });
@@ -201,7 +187,7 @@ export class JsonlFileSessionManager implements SessionManager {
 
   /** Append the run's record (stored as a copy); the newest record line wins on load. */
   async saveRun(record: RunRecord): Promise<void> {
-    const copy = copyRecord(record);
+    const copy = copyRunRecord(record);
     await this.writeRun(record.runId, [this.line("record", JSON.stringify(copy))], (entry) => {
       entry.record = copy;
     });
@@ -210,7 +196,7 @@ export class JsonlFileSessionManager implements SessionManager {
   /** A copy of the run's newest record, or null. */
   async getRun(runId: string): Promise<RunRecord | null> {
     const record = (await this.readRun(runId)).record;
-    return record === null ? null : copyRecord(record);
+    return record === null ? null : copyRunRecord(record);
   }
 
   /** Copies of the run records matching the filter, oldest `createdAt` first. */
@@ -221,7 +207,7 @@ export class JsonlFileSessionManager implements SessionManager {
       if (record === null) continue;
       if (filter.sessionId !== undefined && record.sessionId !== filter.sessionId) continue;
       if (filter.status !== undefined && record.status !== filter.status) continue;
-      matching.push(copyRecord(record));
+      matching.push(copyRunRecord(record));
     }
     return matching.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
   }
@@ -244,7 +230,7 @@ export class JsonlFileSessionManager implements SessionManager {
   async loadEvents(runId: string, options: { afterSequence?: number } = {}): Promise<RuntimeEvent[]> {
     const log = (await this.readRun(runId)).events;
     const after = options.afterSequence;
-    return after === undefined ? log.slice() : log.slice(firstAfter(log, after));
+    return after === undefined ? log.slice() : log.slice(firstEventAfter(log, after));
   }
 
   /** Wait for writes in flight and forget the cache; the files stay. */

@@ -102,20 +102,3 @@ export function eventJson(event: RuntimeEvent): Record<string, unknown> {
   const { kind, runId, sessionId, agentId, sequence, timestampMs, payload } = event;
   return { kind, runId, sessionId, agentId, sequence, timestampMs, payload };
 }
-
-/** A copy a caller may mutate without changing the stored record. */
-export function copyRecord(record: RunRecord): RunRecord {
-  return { ...record, pendingToolCalls: record.pendingToolCalls.slice() };
-}
-
-/** Index of the first event whose sequence is above `sequence`; the log's sequences ascend. */
-export function firstAfter(log: readonly RuntimeEvent[], sequence: number): number {
-  let low = 0;
-  let high = log.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((log[middle] as RuntimeEvent).sequence <= sequence) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}

@@ -13,6 +13,7 @@ import {
   type SessionScope,
   type SessionScopeOptions,
 } from "../../sessions/session-manager.js";
+import { stampCheckpoint } from "../../sessions/session-records.js";
 import { checkSchemaVersion } from "./check-schema-version.js";
 import { holdSessionScope, type SessionScopeStore } from "./hold-session-scope.js";
 import { importPg } from "./import-pg.js";
@@ -224,14 +225,7 @@ export class PostgresSessionManager implements SessionManager {
     sessionId: string,
     checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
   ): Promise<SessionCheckpoint> {
-    const stored: SessionCheckpoint = {
-      schemaVersion: SESSION_SCHEMA_VERSION,
-      checkpointId: checkpoint.checkpointId,
-      state: checkpoint.state,
-      transcriptLength: checkpoint.transcriptLength,
-      artifactCount: checkpoint.artifactCount,
-      createdAt: new Date().toISOString(),
-    };
+    const stored = stampCheckpoint(checkpoint);
     await this.query(
       "createCheckpoint",
       `with s as (${this.ensureSession()})

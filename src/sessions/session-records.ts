@@ -1,0 +1,36 @@
+import type { RuntimeEvent } from "../events/runtime-event.js";
+import type { RunRecord } from "../runtime/run-types.js";
+import { SESSION_SCHEMA_VERSION, type SessionCheckpoint } from "./session-manager.js";
+
+/** Shared by every store: the record forms and lookups each of them would otherwise write again. */
+
+/** A checkpoint as stored: stamped with the schema version and its creation time. */
+export function stampCheckpoint(
+  checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
+): SessionCheckpoint {
+  return {
+    schemaVersion: SESSION_SCHEMA_VERSION,
+    checkpointId: checkpoint.checkpointId,
+    state: checkpoint.state,
+    transcriptLength: checkpoint.transcriptLength,
+    artifactCount: checkpoint.artifactCount,
+    createdAt: new Date().toISOString(),
+  };
+}
+
+/** A copy a caller may mutate without changing the stored record. */
+export function copyRunRecord(record: RunRecord): RunRecord {
+  return { ...record, pendingToolCalls: record.pendingToolCalls.slice() };
+}
+
+/** Index of the first event whose sequence is above `sequence`; the log's sequences ascend. */
+export function firstEventAfter(log: readonly RuntimeEvent[], sequence: number): number {
+  let low = 0;
+  let high = log.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((log[middle] as RuntimeEvent).sequence <= sequence) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
