@@ -263,7 +263,7 @@ describe("keel command line", () => {
     expect(out).toBe("");
     expect(err).toBe("Unknown command 'rnu'. Did you mean 'run'?\nRun 'keel --help' for usage.\n");
     const far = await cli(["deploy"]);
-    expect(far.err).toContain("Unknown command 'deploy'. Commands: run, validate, help.");
+    expect(far.err).toContain("Unknown command 'deploy'. Commands: run, validate, runs, help.");
     const option = await cli(["--verison"]);
     expect(option.err).toContain("Unknown option '--verison'. Did you mean '--version'?");
   });
@@ -367,5 +367,39 @@ describe("the built keel bin", () => {
     expect(stdout).toMatch(
       /✓ completed · 3 steps · 3 llm calls · 2 tool calls · tokens 280 in \/ 46 out · cost \$0 · run /,
     );
+  });
+});
+
+describe("keel runs", () => {
+  it("lists the runs of a persistent store, filtered by session and status, readable or as JSON", async () => {
+    const root = join(dir, "store");
+    const path = await config("stored.json", [{ text: "one" }, { text: "two" }], {});
+    const withStore = JSON.parse(readFileSync(path, "utf8"));
+    withStore.session = { type: "jsonl_file", config: { root_dir: root } };
+    await writeFile(path, JSON.stringify(withStore), "utf8");
+    expect((await cli(["run", path, "first", "--session", "s1"])).code).toBe(0);
+    expect((await cli(["run", path, "second", "--session", "s2"])).code).toBe(0);
+
+    const all = await cli(["runs", path]);
+    expect(all.code).toBe(0);
+    expect(all.out.trim().split("\n")).toHaveLength(2);
+    expect(all.out).toMatch(/ {2}done \(completed\) {2}agent assistant {2}session s1 /);
+
+    const json = await cli(["runs", path, "--session", "s2", "--json"]);
+    const records = json.out
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(records.map((record) => [record.sessionId, record.status, record.stopReason])).toEqual([
+      ["s2", "done", "completed"],
+    ]);
+    expect((await cli(["runs", path, "--status", "waiting"])).out).toContain("No runs in this store.");
+  });
+
+  it("refuses an unknown status with the allowed ones", async () => {
+    const path = await config("status.json", [{ text: "x" }]);
+    const { code, err } = await cli(["runs", path, "--status", "finished"]);
+    expect(code).toBe(1);
+    expect(err).toContain("--status must be created, running, waiting or done, not 'finished'");
   });
 });

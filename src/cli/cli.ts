@@ -2,7 +2,9 @@ import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { nearMatch } from "../config/near-match.js";
 import { type Logger, setLogger } from "../logging/logger.js";
+import type { RunStatus } from "../runtime/run-types.js";
 import { describeError, runCommand } from "./commands/run.js";
+import { runsCommand } from "./commands/runs.js";
 import { type OutputStream, validateCommand } from "./commands/validate.js";
 
 /** Where the CLI reads and writes; `main.ts` passes the process's, tests pass buffers. */
@@ -30,6 +32,12 @@ const COMMANDS = {
   validate: {
     help: { type: "boolean", short: "h" },
   },
+  runs: {
+    session: { type: "string" },
+    status: { type: "string" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
 } as const;
 
 type CommandName = keyof typeof COMMANDS;
@@ -42,12 +50,14 @@ export const USAGE = `keel — run Keel agents from a config file
 Usage:
   keel run <config> "<input>" [--agent ID] [--session ID] [--json]
   keel validate <config>
+  keel runs <config> [--session ID] [--status STATUS] [--json]
   keel help | --help
   keel --version
 
 Commands:
   run        Run an agent on the input and stream what it does: text, tool calls, a summary
   validate   Check a config file and list its agents
+  runs       List the runs the config's session store knows (status: created, running, waiting, done)
 
 Options for run:
   --agent ID     The agent to run (default: the config's first agent)
@@ -110,6 +120,21 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
   if (command === "validate") {
     if (positionals.length !== 1) throw new UsageError("Usage: keel validate <config>");
     return validateCommand({ configPath: positionals[0]!, stdout: io.stdout, stderr: io.stderr });
+  }
+  if (command === "runs") {
+    if (positionals.length !== 1)
+      throw new UsageError("Usage: keel runs <config> [--session ID] [--status STATUS] [--json]");
+    const status = typeof values.status === "string" ? values.status : undefined;
+    if (status !== undefined && !["created", "running", "waiting", "done"].includes(status)) {
+      throw new UsageError(`--status must be created, running, waiting or done, not '${status}'`);
+    }
+    return runsCommand({
+      configPath: positionals[0]!,
+      ...(typeof values.session === "string" ? { sessionId: values.session } : {}),
+      ...(status === undefined ? {} : { status: status as RunStatus }),
+      json: values.json === true,
+      stdout: io.stdout,
+    });
   }
   const [configPath, ...words] = positionals;
   if (configPath === undefined || words.length === 0) {
