@@ -228,6 +228,27 @@ describe("the Runtime facade (RT-5)", () => {
 });
 
 describe("session stores named in config", () => {
+  it("sqlite keeps a session's history across runtimes", async () => {
+    const { mkdtemp } = await import("node:fs/promises");
+    const dir = await mkdtemp(path.join(tmpdir(), "keel-sqlite-runtime-"));
+    const config = {
+      session: { type: "sqlite", config: { db_path: path.join(dir, "keel.db") } },
+      agents: [{ id: "e", name: "E" }],
+    };
+    const first = await Runtime.fromDict(config);
+    expect(await first.run({ agentId: "e", sessionId: "s", inputText: "one" })).toBe("Echo: one (history=0)");
+    await first.close();
+    const second = await Runtime.fromDict(config);
+    expect(await second.run({ agentId: "e", sessionId: "s", inputText: "two" })).toBe(
+      "Echo: two (history=2)",
+    );
+    expect((await second.listRuns({ sessionId: "s" })).map((run) => run.stopReason)).toEqual([
+      "completed",
+      "completed",
+    ]);
+    await second.close();
+  });
+
   it("jsonl_file keeps a session's history across runtimes", async () => {
     const { mkdtemp } = await import("node:fs/promises");
     const root = await mkdtemp(path.join(tmpdir(), "keel-jsonl-runtime-"));

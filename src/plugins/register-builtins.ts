@@ -7,6 +7,7 @@ import { registerSessionBuiltins } from "../sessions/builtin-session-managers.js
 import { registerSkillsBuiltins } from "../skills/builtin-skills-managers.js";
 import { registerJsonlStore } from "../stores/jsonl/register-jsonl-store.js";
 import { registerPostgresStore } from "../stores/postgres/register-postgres-store.js";
+import { registerSqliteStore } from "../stores/sqlite/register-sqlite-store.js";
 import { registerToolExecutorBuiltins } from "../tools/executors/builtin-tool-executors.js";
 
 let done = false;
@@ -20,6 +21,7 @@ export function registerBuiltins(): void {
   registerJsonlStore();
   // Its module imports `pg` only when a postgres store is built, so registering it costs nothing without pg.
   registerPostgresStore();
+  registerSqliteStore();
   registerSkillsBuiltins();
   registerMemoryBuiltins();
   registerContextAssemblerBuiltins();

@@ -1,0 +1,34 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+import { type PluginDefinition, registerBuiltin } from "../../plugins/plugin-registry.js";
+import type { SessionManager } from "../../sessions/session-manager.js";
+import { SqliteSessionManager } from "./sqlite-session-manager.js";
+
+/** Config of the `sqlite` session store; `db_path` resolves against the config's directory. */
+export const SQLITE_STORE_CONFIG = z.object({
+  db_path: z.string().min(1),
+  wal: z.boolean().default(true),
+  synchronous: z.enum(["OFF", "NORMAL", "FULL", "EXTRA"]).default("NORMAL"),
+  busy_timeout_ms: z.number().int().nonnegative().default(5000),
+});
+
+const sqliteStore: PluginDefinition<SessionManager> = {
+  kind: "session",
+  type: "sqlite",
+  configSchema: SQLITE_STORE_CONFIG,
+  create(config, context) {
+    const parsed = SQLITE_STORE_CONFIG.parse(config);
+    // Open and migrate at startup, so a missing binding or an unwritable path fails config loading, not a run.
+    return SqliteSessionManager.open({
+      dbPath: parsed.db_path === ":memory:" ? ":memory:" : resolve(context.baseDir, parsed.db_path),
+      wal: parsed.wal,
+      synchronous: parsed.synchronous,
+      busyTimeoutMs: parsed.busy_timeout_ms,
+    });
+  },
+};
+
+/** Register the `sqlite` session store; calling it again changes nothing. */
+export function registerSqliteStore(): void {
+  registerBuiltin(sqliteStore);
+}

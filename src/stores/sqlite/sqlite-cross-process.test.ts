@@ -1,0 +1,164 @@
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isProcessAlive } from "../jsonl/acquire-file-lock.js";
+import { openSqliteDatabase } from "./open-sqlite-database.js";
+import { SqliteSessionManager } from "./sqlite-session-manager.js";
+
+const run = promisify(execFile);
+const repo = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../..");
+const root = mkdtempSync(join(tmpdir(), "keel-sqlite-xproc-"));
+const outDir = join(root, "build");
+const script = join(root, "increment.mjs");
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+// The children need JavaScript. Compiling just this store (and what it imports) into a private outDir keeps the
+// test independent of the shared dist/ and of unfinished files elsewhere in the tree.
+beforeAll(() => {
+  const tsconfig = join(root, "tsconfig.json");
+  writeFileSync(
+    tsconfig,
+    JSON.stringify({
+      extends: join(repo, "tsconfig.json"),
+      compilerOptions: {
+        rootDir: join(repo, "src"),
+        outDir,
+        noEmit: false,
+        declaration: false,
+        declarationMap: false,
+        sourceMap: false,
+        // Resolved from this temp directory otherwise, where there is no node_modules.
+        typeRoots: [join(repo, "node_modules/@types")],
+      },
+      include: [],
+      files: [join(repo, "src/stores/sqlite/sqlite-session-manager.ts")],
+    }),
+  );
+  // The compiled store imports `libsql` at run time from its own location; let that walk up to the repo's.
+  symlinkSync(join(repo, "node_modules"), join(root, "node_modules"), "dir");
+  const tsc = createRequire(join(repo, "package.json")).resolve("typescript/bin/tsc");
+  execFileSync(process.execPath, [tsc, "-p", tsconfig], { cwd: repo, stdio: "pipe" });
+  const entry = join(outDir, "stores/sqlite/sqlite-session-manager.js");
+  writeFileSync(
+    script,
+    `import { SqliteSessionManager } from ${JSON.stringify(entry)};
+const [dbPath, sessionId, count] = process.argv.slice(2);
+const manager = await SqliteSessionManager.open({ dbPath });
+for (let index = 0; index < Number(count); index++) {
+  await manager.session(sessionId, async (scope) => {
+    const seen = scope.state.counter ?? 0;
+    // Widen the read-modify-write window so a missing lock would lose updates.
+    await new Promise((done) => setTimeout(done, Math.random() * 2));
+    scope.state.counter = seen + 1;
+    scope.state[process.pid] = (scope.state[process.pid] ?? 0) + 1;
+  });
+}
+await manager.appendMessage(sessionId, { role: "user", content: String(process.pid) });
+await manager.close();
+`,
+  );
+}, 120_000);
+
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ["-e", ""]);
+  expect(isProcessAlive(child.pid as number)).toBe(false);
+  return child.pid as number;
+}
+
+async function insertLockRow(dbPath: string, sessionId: string, pid: number, owner: string): Promise<void> {
+  const db = await openSqliteDatabase(dbPath);
+  db.prepare("INSERT INTO session_locks (session_id, owner, pid, acquired_at) VALUES (?, ?, ?, ?)").run(
+    sessionId,
+    owner,
+    pid,
+    new Date().toISOString(),
+  );
+  db.close();
+}
+
+async function lockRows(dbPath: string): Promise<number> {
+  const db = await openSqliteDatabase(dbPath);
+  const count = Number(db.prepare("SELECT count(*) AS n FROM session_locks").get()?.n);
+  db.close();
+  return count;
+}
+
+describe("SqliteSessionManager across processes", () => {
+  it("serialises session() scopes of two processes: 2 × 50 increments make 100", async () => {
+    const dbPath = join(root, "counter", "keel.db");
+    // Migrate first, so the children do not also race to create the schema (which they would survive).
+    await (await SqliteSessionManager.open({ dbPath })).close();
+    const sessionId = "Shared Session";
+    await Promise.all([0, 1].map(() => run(process.execPath, [script, dbPath, sessionId, "50"])));
+    const manager = await SqliteSessionManager.open({ dbPath });
+    const state = await manager.getState(sessionId);
+    expect(state.counter).toBe(100);
+    expect(Object.values(state).filter((value) => value === 50)).toHaveLength(2);
+    expect(await manager.loadMessages(sessionId)).toHaveLength(2);
+    await manager.close();
+    expect(await lockRows(dbPath)).toBe(0);
+  }, 60_000);
+
+  it("migrates a new file safely when two processes open it at once", async () => {
+    const dbPath = join(root, "race", "keel.db");
+    await Promise.all([0, 1].map(() => run(process.execPath, [script, dbPath, "s", "5"])));
+    const manager = await SqliteSessionManager.open({ dbPath });
+    expect((await manager.getState("s")).counter).toBe(10);
+    await manager.close();
+  }, 60_000);
+
+  it("takes over a lock row left by a dead process", async () => {
+    const dbPath = join(root, "stale", "keel.db");
+    const manager = await SqliteSessionManager.open({ dbPath });
+    await insertLockRow(dbPath, "s", deadPid(), "left-behind");
+    const started = Date.now();
+    await manager.session("s", async (scope) => {
+      scope.state.ok = true;
+    });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await manager.getState("s")).toEqual({ ok: true });
+    await manager.close();
+    expect(await lockRows(dbPath)).toBe(0);
+  });
+
+  it("waits for a lock row held by a live process and proceeds once it is gone", async () => {
+    const dbPath = join(root, "live", "keel.db");
+    const manager = await SqliteSessionManager.open({ dbPath });
+    await insertLockRow(dbPath, "s", process.pid, "someone-else");
+    let entered = false;
+    const scope = manager.session("s", async () => {
+      entered = true;
+    });
+    // Another session's lock is another row: it is not held up.
+    await manager.session("other", async () => {});
+    await new Promise((done) => setTimeout(done, 100));
+    expect(entered).toBe(false);
+    const db = await openSqliteDatabase(dbPath);
+    db.exec("DELETE FROM session_locks");
+    db.close();
+    await scope;
+    expect(entered).toBe(true);
+    await manager.close();
+  });
+
+  it("gives up waiting for another process's lock row when the scope's signal aborts", async () => {
+    const dbPath = join(root, "abort", "keel.db");
+    const manager = await SqliteSessionManager.open({ dbPath });
+    await insertLockRow(dbPath, "s", process.pid, "someone-else");
+    const controller = new AbortController();
+    const waiting = manager.session("s", async () => "entered", { signal: controller.signal });
+    const reason = new Error("gave up");
+    setTimeout(() => controller.abort(reason), 20);
+    await expect(waiting).rejects.toBe(reason);
+    const db = await openSqliteDatabase(dbPath);
+    db.exec("DELETE FROM session_locks");
+    db.close();
+    expect(await manager.session("s", async () => "free")).toBe("free");
+    await manager.close();
+  });
+});

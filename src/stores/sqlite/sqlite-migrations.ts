@@ -1,0 +1,128 @@
+import { KeelError } from "../../errors/keel-error.js";
+import type { SqliteDatabase } from "./open-sqlite-database.js";
+
+/** One schema change of the SQLite store. */
+export interface SqliteMigration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+/**
+ * The SQLite store's migrations, oldest first. Never edit one that has shipped: files that already applied it
+ * would not see the change. Add a new version instead.
+ */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    description: "sessions, messages, artifacts, checkpoints, runs, run events and session locks",
+    // `ord INTEGER PRIMARY KEY AUTOINCREMENT` is SQLite's only auto-numbered column; upserts that hit the unique
+    // key keep it, so a replaced checkpoint or run keeps its place in the list like a Map entry does.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sessions (
+        ord INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL UNIQUE,
+        state TEXT NOT NULL,
+        schema_version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS messages (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        schema_version INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS messages_session_idx ON messages (session_id, seq);
+      CREATE TABLE IF NOT EXISTS artifacts (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        body TEXT NOT NULL,
+        schema_version INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS artifacts_session_idx ON artifacts (session_id, seq);
+      CREATE TABLE IF NOT EXISTS checkpoints (
+        ord INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        schema_version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (session_id, checkpoint_id)
+      );
+      CREATE TABLE IF NOT EXISTS runs (
+        ord INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        body TEXT NOT NULL,
+        schema_version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS runs_session_idx ON runs (session_id);
+      CREATE INDEX IF NOT EXISTS runs_status_idx ON runs (status);
+      CREATE TABLE IF NOT EXISTS run_events (
+        run_id TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        schema_version INTEGER NOT NULL,
+        PRIMARY KEY (run_id, sequence)
+      );
+      CREATE TABLE IF NOT EXISTS session_locks (
+        session_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        acquired_at TEXT NOT NULL
+      );
+    `,
+  },
+];
+
+/**
+ * Create `schema_migrations` if needed and apply the migrations the file lacks, in one `BEGIN IMMEDIATE`
+ * transaction, so two processes opening a new file at once take turns and the second applies nothing. A file
+ * migrated by a newer Keel is refused with `store.schema_version`. Returns the versions this call applied.
+ */
+export function migrateSqlite(
+  db: SqliteDatabase,
+  dbPath: string,
+  migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
+): number[] {
+  return db.transaction(() => {
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         version INTEGER PRIMARY KEY,
+         applied_at TEXT NOT NULL
+       )`,
+    );
+    const applied = new Set(
+      db
+        .prepare("SELECT version FROM schema_migrations")
+        .all()
+        .map((row) => Number(row.version)),
+    );
+    const known = Math.max(0, ...migrations.map((migration) => migration.version));
+    const newest = Math.max(0, ...applied);
+    if (newest > known) {
+      throw new KeelError(
+        `sqlite store: ${dbPath} is at schema version ${newest}, newer than this Keel knows (${known})`,
+        {
+          code: "store.schema_version",
+          hint: "A newer Keel migrated this file; upgrade Keel, or point db_path at another file.",
+          context: { dbPath, version: newest },
+        },
+      );
+    }
+    const done: number[] = [];
+    const record = db.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)");
+    for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (applied.has(migration.version)) continue;
+      db.exec(migration.sql);
+      record.run(migration.version, new Date().toISOString());
+      done.push(migration.version);
+    }
+    return done;
+  });
+}

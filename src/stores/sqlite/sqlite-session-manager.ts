@@ -1,0 +1,551 @@
+// Long because it is the whole DR-1 seam over SQL: one method per SessionManager call.
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { PluginConfigError } from "../../errors/error-classes.js";
+import { KeelError } from "../../errors/keel-error.js";
+import { RuntimeEvent } from "../../events/runtime-event.js";
+import type { Message } from "../../models/message.js";
+import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
+import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
+import {
+  SESSION_SCHEMA_VERSION,
+  type SessionArtifact,
+  type SessionCheckpoint,
+  type SessionManager,
+  type SessionScope,
+  type SessionScopeOptions,
+} from "../../sessions/session-manager.js";
+import { stampCheckpoint } from "../../sessions/session-records.js";
+import { acquireSessionLockRow, makeLockOwner } from "./acquire-session-lock-row.js";
+import { checkSqliteRow } from "./check-sqlite-row.js";
+import {
+  openSqliteDatabase,
+  type SqliteBindingName,
+  type SqliteDatabase,
+  type SqliteModuleImporter,
+  type SqliteStatement,
+} from "./open-sqlite-database.js";
+import { migrateSqlite } from "./sqlite-migrations.js";
+import { isSqliteBusy, toSqliteStoreError } from "./to-sqlite-store-error.js";
+
+/** SQLite `PRAGMA synchronous` levels. */
+export type SqliteSynchronous = "OFF" | "NORMAL" | "FULL" | "EXTRA";
+
+/** Options of {@link SqliteSessionManager}. */
+export interface SqliteSessionManagerOptions {
+  /** The database file; its directory is created. `:memory:` keeps everything in this manager only. */
+  dbPath: string;
+  /** Write-ahead logging: readers never block the writer, and a commit is one append. Default true. */
+  wal?: boolean;
+  /** Default `NORMAL`: with WAL, a power loss may drop the last commits but never corrupts the file. */
+  synchronous?: SqliteSynchronous;
+  /** How long a write waits for another process's write lock before `store.lock_timeout`. Default 5000. */
+  busyTimeoutMs?: number;
+  /** Runs allowed to wait per session in this process. Default 1000. */
+  queueSize?: number;
+  /** Default `auto`: `node:sqlite` when this Node has it, else the `libsql` package. */
+  binding?: "auto" | SqliteBindingName;
+  /** How bindings are imported; tests inject one to simulate a missing package. */
+  importer?: SqliteModuleImporter;
+}
+
+const SYNCHRONOUS_LEVELS: ReadonlySet<string> = new Set(["OFF", "NORMAL", "FULL", "EXTRA"]);
+
+interface HeldScope {
+  readonly token: symbol;
+  readonly state: Record<string, unknown>;
+}
+
+/**
+ * Session store in one SQLite file (type `sqlite`): any process opening the same file can resume any run.
+ * `session()` is exclusive across processes: a {@link SessionLock} queues this process's callers FIFO, and the
+ * one at the front then holds a row in `session_locks` for the whole scope (see `acquireSessionLockRow`).
+ * Every write is a statement or a `BEGIN IMMEDIATE` transaction waiting up to `busyTimeoutMs` for the file's
+ * write lock, so concurrent writers are serialised by SQLite itself (DR-5).
+ */
+export class SqliteSessionManager implements SessionManager {
+  private readonly lock = new SessionLock();
+  private readonly held = new Map<string, HeldScope>();
+  private readonly statements = new Map<string, SqliteStatement>();
+  private readonly owner = makeLockOwner();
+  private readonly dbPath: string;
+  private readonly wal: boolean;
+  private readonly synchronous: SqliteSynchronous;
+  private readonly busyTimeoutMs: number;
+  private readonly queueSize: number;
+  private readonly binding: "auto" | SqliteBindingName;
+  private readonly importer: SqliteModuleImporter | undefined;
+  private db: SqliteDatabase | undefined;
+  private opening: Promise<SqliteDatabase> | undefined;
+  private closed = false;
+
+  constructor(options: SqliteSessionManagerOptions) {
+    this.dbPath = options.dbPath;
+    this.wal = options.wal ?? true;
+    this.synchronous = options.synchronous ?? "NORMAL";
+    if (!SYNCHRONOUS_LEVELS.has(this.synchronous)) {
+      throw new PluginConfigError(
+        `sqlite store: synchronous must be OFF, NORMAL, FULL or EXTRA, not "${this.synchronous}"`,
+        {
+          hint: 'Use synchronous: "NORMAL" (the default) unless you need every commit to survive power loss ("FULL").',
+        },
+      );
+    }
+    this.busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
+    this.queueSize = options.queueSize ?? DEFAULT_SESSION_QUEUE_SIZE;
+    this.binding = options.binding ?? "auto";
+    this.importer = options.importer;
+  }
+
+  /** Build a manager and open and migrate the file now, so a missing binding or a bad path fails here. */
+  static async open(options: SqliteSessionManagerOptions): Promise<SqliteSessionManager> {
+    const manager = new SqliteSessionManager(options);
+    try {
+      await manager.ready();
+    } catch (error) {
+      await manager.close();
+      throw error;
+    }
+    return manager;
+  }
+
+  /** The binding in use once opened (`node:sqlite` or `libsql`), else undefined. */
+  get bindingName(): SqliteBindingName | undefined {
+    return this.db?.binding;
+  }
+
+  /** Load the binding, open the file and migrate it; later calls share the first one's outcome. */
+  ready(): Promise<SqliteDatabase> {
+    if (this.closed) return Promise.reject(this.closedError());
+    this.opening ??= this.openDatabase().catch((error: unknown) => {
+      // Let a later call try again: the package may have been installed, the directory made.
+      this.opening = undefined;
+      throw toSqliteStoreError(error, this.dbPath, "open");
+    });
+    return this.opening;
+  }
+
+  /** Run `fn` holding the session in every process; the scope's state is loaded first and written back after. */
+  async session<T>(
+    sessionId: string,
+    fn: (scope: SessionScope) => Promise<T>,
+    options: SessionScopeOptions = {},
+  ): Promise<T> {
+    const token = options.reentrantToken ?? Symbol(sessionId);
+    const release = await this.lock.acquire(sessionId, {
+      reentrantToken: token,
+      queueSize: options.queueSize ?? this.queueSize,
+      signal: options.signal,
+    });
+    try {
+      const held = this.held.get(sessionId);
+      // Re-entry: the outer scope already holds the lock row and will write the shared state back.
+      if (held !== undefined && held.token === token)
+        return await fn({ sessionId, state: held.state, token });
+      const db = await this.ready();
+      const unlock = await acquireSessionLockRow(db, sessionId, {
+        owner: this.owner,
+        signal: options.signal,
+      }).catch((error: unknown) => {
+        // The signal's reason is the caller's own value and must come back unchanged.
+        if (options.signal?.aborted && error === options.signal.reason) throw error;
+        throw toSqliteStoreError(error, this.dbPath, "session lock");
+      });
+      try {
+        const state = this.write("session load", () => {
+          this.ensureSession(sessionId);
+          const row = this.stmt("SELECT state, schema_version FROM sessions WHERE session_id = ?").get(
+            sessionId,
+          );
+          return this.parse<Record<string, unknown>>(row?.schema_version, row?.state, "sessions", sessionId);
+        });
+        this.held.set(sessionId, { token, state });
+        try {
+          let result: T;
+          try {
+            result = await fn({ sessionId, state, token });
+          } catch (error) {
+            // Like the in-memory store, a failed scope still persists what it changed before failing.
+            try {
+              this.saveScopeState(sessionId, state);
+            } catch {
+              // The scope's own error is the one to report.
+            }
+            throw error;
+          }
+          this.saveScopeState(sessionId, state);
+          return result;
+        } finally {
+          this.held.delete(sessionId);
+        }
+      } finally {
+        // The row outlives a crash only until another process sees our pid is gone.
+        if (!this.closed) this.run("session unlock", unlock);
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /** A copy of the session's state; `{}` for an unknown session. */
+  async getState(sessionId: string): Promise<Record<string, unknown>> {
+    await this.ready();
+    return this.run("getState", () => {
+      const row = this.stmt("SELECT state, schema_version FROM sessions WHERE session_id = ?").get(sessionId);
+      if (row === undefined) return {};
+      return this.parse<Record<string, unknown>>(row.schema_version, row.state, "sessions", sessionId);
+    });
+  }
+
+  /** Replace the session's state. */
+  async setState(sessionId: string, state: Record<string, unknown>): Promise<void> {
+    await this.ready();
+    const now = new Date().toISOString();
+    this.run("setState", () =>
+      this.stmt(
+        `INSERT INTO sessions (session_id, state, schema_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (session_id) DO UPDATE
+         SET state = excluded.state, schema_version = excluded.schema_version, updated_at = excluded.updated_at`,
+      ).run(sessionId, JSON.stringify(state), SESSION_SCHEMA_VERSION, now, now),
+    );
+  }
+
+  /** Forget the session's state, messages, artifacts and checkpoints in one transaction; its runs stay. */
+  async deleteSession(sessionId: string): Promise<void> {
+    await this.ready();
+    this.write("deleteSession", () => {
+      for (const table of ["messages", "artifacts", "checkpoints", "sessions"]) {
+        this.stmt(`DELETE FROM ${table} WHERE session_id = ?`).run(sessionId);
+      }
+    });
+  }
+
+  /** Sessions with any stored data, oldest first. */
+  async listSessions(): Promise<string[]> {
+    await this.ready();
+    return this.run("listSessions", () =>
+      this.stmt("SELECT session_id FROM sessions ORDER BY ord")
+        .all()
+        .map((row) => String(row.session_id)),
+    );
+  }
+
+  /** Append a message to the session's transcript. */
+  async appendMessage(sessionId: string, message: Message): Promise<void> {
+    await this.appendMessages(sessionId, [message]);
+  }
+
+  /** Append messages in order in one transaction, so a batch lands whole or not at all. */
+  async appendMessages(sessionId: string, messages: readonly Message[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.ready();
+    this.write("appendMessages", () => {
+      this.ensureSession(sessionId);
+      const insert = this.stmt("INSERT INTO messages (session_id, body, schema_version) VALUES (?, ?, ?)");
+      for (const message of messages) insert.run(sessionId, JSON.stringify(message), SESSION_SCHEMA_VERSION);
+    });
+  }
+
+  /** The session's transcript in order. */
+  async loadMessages(sessionId: string): Promise<Message[]> {
+    return this.loadBodies<Message>("messages", sessionId);
+  }
+
+  /** Add an artifact to the session. */
+  async saveArtifact(sessionId: string, artifact: SessionArtifact): Promise<void> {
+    await this.ready();
+    const body = JSON.stringify({ ...artifact, kind: artifact.kind ?? "generic" });
+    this.write("saveArtifact", () => {
+      this.ensureSession(sessionId);
+      this.stmt("INSERT INTO artifacts (session_id, name, body, schema_version) VALUES (?, ?, ?, ?)").run(
+        sessionId,
+        artifact.name,
+        body,
+        SESSION_SCHEMA_VERSION,
+      );
+    });
+  }
+
+  /** The session's artifacts in the order they were saved. */
+  async listArtifacts(sessionId: string): Promise<SessionArtifact[]> {
+    return this.loadBodies<SessionArtifact>("artifacts", sessionId);
+  }
+
+  /** Store a checkpoint; an existing id is replaced in place, so a retried write is harmless. */
+  async createCheckpoint(
+    sessionId: string,
+    checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
+  ): Promise<SessionCheckpoint> {
+    await this.ready();
+    const stored = stampCheckpoint(checkpoint);
+    const body = JSON.stringify(stored);
+    this.write("createCheckpoint", () => {
+      this.ensureSession(sessionId);
+      this.stmt(
+        `INSERT INTO checkpoints (session_id, checkpoint_id, body, schema_version, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (session_id, checkpoint_id) DO UPDATE
+         SET body = excluded.body, schema_version = excluded.schema_version, created_at = excluded.created_at`,
+      ).run(sessionId, stored.checkpointId, body, SESSION_SCHEMA_VERSION, stored.createdAt);
+    });
+    return { ...stored };
+  }
+
+  /** The checkpoint, or null when the session has none of that id. */
+  async loadCheckpoint(sessionId: string, checkpointId: string): Promise<SessionCheckpoint | null> {
+    await this.ready();
+    return this.run("loadCheckpoint", () => {
+      const row = this.stmt(
+        "SELECT body, schema_version FROM checkpoints WHERE session_id = ? AND checkpoint_id = ?",
+      ).get(sessionId, checkpointId);
+      if (row === undefined) return null;
+      return this.parse<SessionCheckpoint>(
+        row.schema_version,
+        row.body,
+        "checkpoints",
+        `${sessionId}/${checkpointId}`,
+      );
+    });
+  }
+
+  /** Checkpoint ids of the session in creation order. */
+  async listCheckpoints(sessionId: string): Promise<string[]> {
+    await this.ready();
+    return this.run("listCheckpoints", () =>
+      this.stmt("SELECT checkpoint_id FROM checkpoints WHERE session_id = ? ORDER BY ord")
+        .all(sessionId)
+        .map((row) => String(row.checkpoint_id)),
+    );
+  }
+
+  /** Insert or replace a run record. */
+  async saveRun(record: RunRecord): Promise<void> {
+    await this.ready();
+    const now = new Date().toISOString();
+    this.run("saveRun", () =>
+      this.stmt(
+        `INSERT INTO runs (run_id, session_id, status, body, schema_version, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (run_id) DO UPDATE
+         SET session_id = excluded.session_id, status = excluded.status, body = excluded.body,
+             schema_version = excluded.schema_version, updated_at = excluded.updated_at`,
+      ).run(
+        record.runId,
+        record.sessionId,
+        record.status,
+        JSON.stringify(record),
+        SESSION_SCHEMA_VERSION,
+        now,
+        now,
+      ),
+    );
+  }
+
+  /** The run record, or null. */
+  async getRun(runId: string): Promise<RunRecord | null> {
+    await this.ready();
+    return this.run("getRun", () => {
+      const row = this.stmt("SELECT body, schema_version FROM runs WHERE run_id = ?").get(runId);
+      return row === undefined ? null : this.parse<RunRecord>(row.schema_version, row.body, "runs", runId);
+    });
+  }
+
+  /** Run records matching the filter, in the order runs were first saved. */
+  async listRuns(filter: { sessionId?: string; status?: RunStatus } = {}): Promise<RunRecord[]> {
+    await this.ready();
+    return this.run("listRuns", () =>
+      this.stmt(
+        `SELECT run_id, body, schema_version FROM runs
+         WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR status = ?2) ORDER BY ord`,
+      )
+        .all(filter.sessionId ?? null, filter.status ?? null)
+        .map((row) => this.parse<RunRecord>(row.schema_version, row.body, "runs", String(row.run_id))),
+    );
+  }
+
+  /** Append events in one transaction; a sequence already stored is skipped, so a retried batch is harmless. */
+  async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.ready();
+    this.write("appendEvents", () => {
+      const insert = this.stmt(
+        "INSERT OR IGNORE INTO run_events (run_id, sequence, body, schema_version) VALUES (?, ?, ?, ?)",
+      );
+      for (const event of events) {
+        const body: StoredEvent = {
+          kind: event.kind,
+          runId: event.runId,
+          sessionId: event.sessionId,
+          agentId: event.agentId,
+          timestampMs: event.timestampMs,
+          payload: event.payload,
+        };
+        insert.run(runId, event.sequence, JSON.stringify(body), SESSION_SCHEMA_VERSION);
+      }
+    });
+  }
+
+  /** The run's events with a sequence above `afterSequence` (default: all), in order. */
+  async loadEvents(runId: string, options: { afterSequence?: number } = {}): Promise<RuntimeEvent[]> {
+    await this.ready();
+    return this.run("loadEvents", () =>
+      this.stmt(
+        `SELECT sequence, body, schema_version FROM run_events
+         WHERE run_id = ?1 AND (?2 IS NULL OR sequence > ?2) ORDER BY sequence`,
+      )
+        .all(runId, options.afterSequence ?? null)
+        .map((row) => {
+          const sequence = Number(row.sequence);
+          const body = this.parse<StoredEvent>(
+            row.schema_version,
+            row.body,
+            "run_events",
+            `${runId}#${sequence}`,
+          );
+          return new RuntimeEvent(
+            body.kind,
+            body.payload,
+            body.timestampMs,
+            body.runId,
+            body.sessionId,
+            body.agentId,
+            sequence,
+          );
+        }),
+    );
+  }
+
+  /** Close the file; later calls fail with `store.closed`. Lock rows this manager holds are deleted first. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const db = this.db ?? (await this.opening?.catch(() => undefined));
+    this.db = undefined;
+    this.statements.clear();
+    if (db === undefined) return;
+    try {
+      // A scope still running when its manager closes must not leave other processes waiting on a live pid.
+      db.prepare("DELETE FROM session_locks WHERE owner = ?").run(this.owner);
+    } catch {
+      // Best effort: the file may be the reason we are closing.
+    }
+    db.close();
+  }
+
+  private async openDatabase(): Promise<SqliteDatabase> {
+    if (this.dbPath !== ":memory:") mkdirSync(dirname(this.dbPath), { recursive: true });
+    const db = await openSqliteDatabase(this.dbPath, { binding: this.binding, importer: this.importer });
+    try {
+      // The busy timeout first: switching to WAL itself waits for other connections.
+      db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
+      if (this.wal && this.dbPath !== ":memory:") await this.enableWal(db);
+      db.exec(`PRAGMA synchronous = ${this.synchronous}`);
+      migrateSqlite(db, this.dbPath);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    if (this.closed) {
+      db.close();
+      throw this.closedError();
+    }
+    this.db = db;
+    return db;
+  }
+
+  /**
+   * Switch the file to WAL. SQLite answers SQLITE_BUSY at once, without calling the busy handler, when another
+   * connection holds a lock during the switch — two processes opening a new file together hit this — so the
+   * switch is retried here, with async pauses, for up to the busy timeout.
+   */
+  private async enableWal(db: SqliteDatabase): Promise<void> {
+    const deadline = Date.now() + this.busyTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        db.exec("PRAGMA journal_mode = WAL");
+        return;
+      } catch (error) {
+        if (!isSqliteBusy(error) || Date.now() >= deadline) throw error;
+        await new Promise((done) => setTimeout(done, Math.min(50, 2 ** attempt) * (0.5 + Math.random())));
+      }
+    }
+  }
+
+  /** A cached prepared statement: preparing is most of a small statement's cost. */
+  private stmt(sql: string): SqliteStatement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.database().prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private database(): SqliteDatabase {
+    if (this.closed || this.db === undefined) throw this.closedError();
+    return this.db;
+  }
+
+  /** Run synchronous store work, with failures typed. */
+  private run<R>(operation: string, work: () => R): R {
+    try {
+      return work();
+    } catch (error) {
+      throw toSqliteStoreError(error, this.dbPath, operation);
+    }
+  }
+
+  /** Run synchronous store work in a `BEGIN IMMEDIATE` transaction, with failures typed. */
+  private write<R>(operation: string, work: () => R): R {
+    return this.run(operation, () => this.database().transaction(work));
+  }
+
+  private ensureSession(sessionId: string): void {
+    const now = new Date().toISOString();
+    this.stmt(
+      `INSERT OR IGNORE INTO sessions (session_id, state, schema_version, created_at, updated_at)
+       VALUES (?, '{}', ?, ?, ?)`,
+    ).run(sessionId, SESSION_SCHEMA_VERSION, now, now);
+  }
+
+  private saveScopeState(sessionId: string, state: Record<string, unknown>): void {
+    // An update, not an upsert: a session deleted inside its own scope stays deleted.
+    this.write("session save", () =>
+      this.stmt("UPDATE sessions SET state = ?, schema_version = ?, updated_at = ? WHERE session_id = ?").run(
+        JSON.stringify(state),
+        SESSION_SCHEMA_VERSION,
+        new Date().toISOString(),
+        sessionId,
+      ),
+    );
+  }
+
+  private async loadBodies<T>(table: "messages" | "artifacts", sessionId: string): Promise<T[]> {
+    await this.ready();
+    return this.run(`load ${table}`, () =>
+      this.stmt(`SELECT seq, body, schema_version FROM ${table} WHERE session_id = ? ORDER BY seq`)
+        .all(sessionId)
+        .map((row) => this.parse<T>(row.schema_version, row.body, table, `${sessionId}#${String(row.seq)}`)),
+    );
+  }
+
+  private parse<T>(version: unknown, body: unknown, table: string, key: string): T {
+    return checkSqliteRow<T>(version, body, { dbPath: this.dbPath, table, key });
+  }
+
+  private closedError(): KeelError {
+    return new KeelError("sqlite store: the session manager is closed", {
+      code: "store.closed",
+      hint: "Create a new SqliteSessionManager; close() closed its database file.",
+    });
+  }
+}
+
+/** A run event as stored in `run_events.body`; the sequence is its own column. */
+interface StoredEvent {
+  kind: string;
+  runId: string;
+  sessionId: string;
+  agentId: string;
+  timestampMs: number;
+  payload: Record<string, unknown>;
+}
