@@ -136,12 +136,15 @@ export function describeSessionManagerConformance(
         const sessionId = id("other-token");
         const log: string[] = [];
         const hold = deferred();
+        const entered = deferred();
         const holder = manager.session(sessionId, async () => {
           log.push("holder");
+          entered.resolve();
           await hold.promise;
           log.push("holder done");
         });
-        await settle();
+        // A store across a network takes round trips to enter: wait for the holder, not for a fixed time.
+        await entered.promise;
         const stranger = manager.session(sessionId, async () => void log.push("stranger"), {
           reentrantToken: Symbol("stranger"),
         });
@@ -155,8 +158,12 @@ export function describeSessionManagerConformance(
       it("refuses a caller beyond the queue size with SessionQueueFullError", async () => {
         const sessionId = id("queue");
         const hold = deferred();
-        const holder = manager.session(sessionId, () => hold.promise);
-        await settle();
+        const entered = deferred();
+        const holder = manager.session(sessionId, () => {
+          entered.resolve();
+          return hold.promise;
+        });
+        await entered.promise;
         const waiting = manager.session(sessionId, async () => "waited", { queueSize: 1 });
         const refused = manager.session(sessionId, async () => "refused", { queueSize: 1 });
         await expect(refused).rejects.toMatchObject({ code: "session.queue_full" });
@@ -169,8 +176,12 @@ export function describeSessionManagerConformance(
       it("leaves the queue with the signal's reason when aborted while waiting", async () => {
         const sessionId = id("abort");
         const hold = deferred();
-        const holder = manager.session(sessionId, () => hold.promise);
-        await settle();
+        const entered = deferred();
+        const holder = manager.session(sessionId, () => {
+          entered.resolve();
+          return hold.promise;
+        });
+        await entered.promise;
         const controller = new AbortController();
         let ran = false;
         const waiting = manager.session(
