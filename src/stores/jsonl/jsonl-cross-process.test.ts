@@ -1,47 +1,24 @@
-import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compileForChildren } from "../../../test/support/compile-for-children.js";
 import { isProcessAlive } from "./acquire-file-lock.js";
 import { encodeFileName } from "./encode-file-name.js";
 import { JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
 
 const run = promisify(execFile);
-const repo = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../..");
 const root = mkdtempSync(join(tmpdir(), "keel-jsonl-xproc-"));
-const outDir = join(root, "build");
 const script = join(root, "increment.mjs");
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-// The children need JavaScript. Compiling just this store (and what it imports) into a private outDir keeps the
-// test independent of the shared dist/ and of unfinished files elsewhere in the tree.
 beforeAll(() => {
-  const tsconfig = join(root, "tsconfig.json");
-  writeFileSync(
-    tsconfig,
-    JSON.stringify({
-      extends: join(repo, "tsconfig.json"),
-      compilerOptions: {
-        rootDir: join(repo, "src"),
-        outDir,
-        noEmit: false,
-        declaration: false,
-        declarationMap: false,
-        sourceMap: false,
-        // Resolved from this temp directory otherwise, where there is no node_modules.
-        typeRoots: [join(repo, "node_modules/@types")],
-      },
-      include: [],
-      files: [join(repo, "src/stores/jsonl/jsonl-file-session-manager.ts")],
-    }),
+  const entry = join(
+    compileForChildren(root, ["src/stores/jsonl/jsonl-file-session-manager.ts"]),
+    "stores/jsonl/jsonl-file-session-manager.js",
   );
-  const tsc = createRequire(join(repo, "package.json")).resolve("typescript/bin/tsc");
-  execFileSync(process.execPath, [tsc, "-p", tsconfig], { cwd: repo, stdio: "pipe" });
-  const entry = join(outDir, "stores/jsonl/jsonl-file-session-manager.js");
   writeFileSync(
     script,
     `import { JsonlFileSessionManager } from ${JSON.stringify(entry)};
