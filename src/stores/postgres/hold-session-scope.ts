@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from "pg";
+import type { HeldScope } from "../../sessions/enter-session-scope.js";
 import { SESSION_SCHEMA_VERSION, type SessionScope } from "../../sessions/session-manager.js";
 import { acquireAdvisorySessionLock } from "./advisory-session-lock.js";
 import { checkSchemaVersion } from "./check-schema-version.js";
@@ -14,7 +15,7 @@ export interface SessionScopeStore {
   readonly where: string;
   readonly lockTimeoutMs: number;
   /** Scopes held now, by session; a nested call with the holder's token finds its state here. */
-  readonly held: Map<string, { readonly token: symbol; readonly state: Record<string, unknown> }>;
+  readonly held: Map<string, HeldScope>;
 }
 
 /**

@@ -4,6 +4,7 @@ import { KeelError } from "../../errors/keel-error.js";
 import { RuntimeEvent } from "../../events/runtime-event.js";
 import type { Message } from "../../models/message.js";
 import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
+import { enterSessionScope } from "../../sessions/enter-session-scope.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
 import {
   SESSION_SCHEMA_VERSION,
@@ -108,28 +109,24 @@ export class PostgresSessionManager implements SessionManager {
   }
 
   /** Run `fn` holding the session in every process; the scope's state is loaded first and written back after. */
-  async session<T>(
+  session<T>(
     sessionId: string,
     fn: (scope: SessionScope) => Promise<T>,
     options: SessionScopeOptions = {},
   ): Promise<T> {
-    const token = options.reentrantToken ?? Symbol(sessionId);
-    const release = await this.lock.acquire(sessionId, {
-      reentrantToken: token,
-      queueSize: options.queueSize ?? this.queueSize,
-      signal: options.signal,
+    return enterSessionScope({
+      lock: this.lock,
+      held: this.scopeStore.held,
+      sessionId,
+      fn,
+      options,
+      defaultQueueSize: this.queueSize,
+      hold: async (token) => {
+        await this.ready();
+        const store = { ...this.scopeStore, lockPool: this.lockPool as Pool };
+        return holdSessionScope(store, sessionId, token, fn, options.signal);
+      },
     });
-    try {
-      const held = this.scopeStore.held.get(sessionId);
-      // Re-entry: the outer scope already holds the server lock and will write the shared state back.
-      if (held !== undefined && held.token === token)
-        return await fn({ sessionId, state: held.state, token });
-      await this.ready();
-      const store = { ...this.scopeStore, lockPool: this.lockPool as Pool };
-      return await holdSessionScope(store, sessionId, token, fn, options.signal);
-    } finally {
-      release();
-    }
   }
 
   /** A copy of the session's state; `{}` for an unknown session. */

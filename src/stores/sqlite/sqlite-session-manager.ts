@@ -6,6 +6,7 @@ import { KeelError } from "../../errors/keel-error.js";
 import { RuntimeEvent } from "../../events/runtime-event.js";
 import type { Message } from "../../models/message.js";
 import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
+import { enterSessionScope, type HeldScope } from "../../sessions/enter-session-scope.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
 import {
   SESSION_SCHEMA_VERSION,
@@ -50,11 +51,6 @@ export interface SqliteSessionManagerOptions {
 }
 
 const SYNCHRONOUS_LEVELS: ReadonlySet<string> = new Set(["OFF", "NORMAL", "FULL", "EXTRA"]);
-
-interface HeldScope {
-  readonly token: symbol;
-  readonly state: Record<string, unknown>;
-}
 
 /**
  * Session store in one SQLite file (type `sqlite`): any process opening the same file can resume any run.
@@ -126,64 +122,67 @@ export class SqliteSessionManager implements SessionManager {
   }
 
   /** Run `fn` holding the session in every process; the scope's state is loaded first and written back after. */
-  async session<T>(
+  session<T>(
     sessionId: string,
     fn: (scope: SessionScope) => Promise<T>,
     options: SessionScopeOptions = {},
   ): Promise<T> {
-    const token = options.reentrantToken ?? Symbol(sessionId);
-    const release = await this.lock.acquire(sessionId, {
-      reentrantToken: token,
-      queueSize: options.queueSize ?? this.queueSize,
-      signal: options.signal,
+    return enterSessionScope({
+      lock: this.lock,
+      held: this.held,
+      sessionId,
+      fn,
+      options,
+      defaultQueueSize: this.queueSize,
+      hold: (token) => this.holdSession(sessionId, token, fn, options.signal),
     });
-    try {
-      const held = this.held.get(sessionId);
-      // Re-entry: the outer scope already holds the lock row and will write the shared state back.
-      if (held !== undefined && held.token === token)
-        return await fn({ sessionId, state: held.state, token });
-      const db = await this.ready();
-      const unlock = await acquireSessionLockRow(db, sessionId, {
-        owner: this.owner,
-        signal: options.signal,
-      }).catch((error: unknown) => {
+  }
+
+  /** Take the session's lock row, load its state, run `fn`, write the state back, let go of the row. */
+  private async holdSession<T>(
+    sessionId: string,
+    token: symbol,
+    fn: (scope: SessionScope) => Promise<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    const db = await this.ready();
+    const unlock = await acquireSessionLockRow(db, sessionId, { owner: this.owner, signal }).catch(
+      (error: unknown) => {
         // The signal's reason is the caller's own value and must come back unchanged.
-        if (options.signal?.aborted && error === options.signal.reason) throw error;
+        if (signal?.aborted && error === signal.reason) throw error;
         throw toSqliteStoreError(error, this.dbPath, "session lock");
+      },
+    );
+    try {
+      const state = this.write("session load", () => {
+        this.ensureSession(sessionId);
+        const row = this.stmt("SELECT state, schema_version FROM sessions WHERE session_id = ?").get(
+          sessionId,
+        );
+        return this.parse<Record<string, unknown>>(row?.schema_version, row?.state, "sessions", sessionId);
       });
+      this.held.set(sessionId, { token, state });
       try {
-        const state = this.write("session load", () => {
-          this.ensureSession(sessionId);
-          const row = this.stmt("SELECT state, schema_version FROM sessions WHERE session_id = ?").get(
-            sessionId,
-          );
-          return this.parse<Record<string, unknown>>(row?.schema_version, row?.state, "sessions", sessionId);
-        });
-        this.held.set(sessionId, { token, state });
+        let result: T;
         try {
-          let result: T;
+          result = await fn({ sessionId, state, token });
+        } catch (error) {
+          // Like the in-memory store, a failed scope still persists what it changed before failing.
           try {
-            result = await fn({ sessionId, state, token });
-          } catch (error) {
-            // Like the in-memory store, a failed scope still persists what it changed before failing.
-            try {
-              this.saveScopeState(sessionId, state);
-            } catch {
-              // The scope's own error is the one to report.
-            }
-            throw error;
+            this.saveScopeState(sessionId, state);
+          } catch {
+            // The scope's own error is the one to report.
           }
-          this.saveScopeState(sessionId, state);
-          return result;
-        } finally {
-          this.held.delete(sessionId);
+          throw error;
         }
+        this.saveScopeState(sessionId, state);
+        return result;
       } finally {
-        // The row outlives a crash only until another process sees our pid is gone.
-        if (!this.closed) this.run("session unlock", unlock);
+        this.held.delete(sessionId);
       }
     } finally {
-      release();
+      // The row outlives a crash only until another process sees our pid is gone.
+      if (!this.closed) this.run("session unlock", unlock);
     }
   }
 
