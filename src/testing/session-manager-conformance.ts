@@ -406,6 +406,115 @@ export function describeSessionManagerConformance(
       });
     });
 
+    describe("run transcripts", () => {
+      const say = (content: string): Message => ({ role: "user", content });
+      const contents = (messages: readonly Message[]) => messages.map((message) => message.content);
+
+      it("appends from 0 and on from the stored length", async () => {
+        const runId = id("run-messages");
+        const first: Message[] = [
+          { role: "system", content: "be brief" },
+          { role: "user", content: "add 1 and 2" },
+          {
+            role: "assistant",
+            content: "",
+            toolCalls: [{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }],
+          },
+        ];
+        await manager.saveRunMessages(runId, 0, first);
+        expect(await manager.loadRunMessages(runId)).toEqual(first);
+        const second: Message[] = [
+          { role: "tool", toolCallId: "c1", toolName: "add", content: "3" },
+          { role: "assistant", content: "3" },
+        ];
+        await manager.saveRunMessages(runId, 3, second);
+        await manager.saveRunMessages(runId, 5, []);
+        expect(await manager.loadRunMessages(runId)).toEqual([...first, ...second]);
+      });
+
+      it("replaces the tail from an index inside the stored transcript", async () => {
+        const runId = id("run-rewrite");
+        await manager.saveRunMessages(runId, 0, [say("a"), say("b"), say("c"), say("d")]);
+        // A resumed step rewrites what a crash cut short: fewer messages than were there.
+        await manager.saveRunMessages(runId, 2, [say("C")]);
+        expect(contents(await manager.loadRunMessages(runId))).toEqual(["a", "b", "C"]);
+        // More than were there.
+        await manager.saveRunMessages(runId, 1, [say("B"), say("C2"), say("D"), say("E")]);
+        expect(contents(await manager.loadRunMessages(runId))).toEqual(["a", "B", "C2", "D", "E"]);
+        // No messages at an index inside cuts the transcript there.
+        await manager.saveRunMessages(runId, 3, []);
+        expect(contents(await manager.loadRunMessages(runId))).toEqual(["a", "B", "C2"]);
+        await manager.saveRunMessages(runId, 0, [say("fresh")]);
+        expect(contents(await manager.loadRunMessages(runId))).toEqual(["fresh"]);
+      });
+
+      it("loads the first `length` messages when given", async () => {
+        const runId = id("run-length");
+        await manager.saveRunMessages(runId, 0, [say("a"), say("b"), say("c")]);
+        expect(contents(await manager.loadRunMessages(runId, { length: 2 }))).toEqual(["a", "b"]);
+        expect(await manager.loadRunMessages(runId, { length: 0 })).toEqual([]);
+        expect(contents(await manager.loadRunMessages(runId, { length: 3 }))).toEqual(["a", "b", "c"]);
+        expect(contents(await manager.loadRunMessages(runId, { length: 10 }))).toEqual(["a", "b", "c"]);
+        expect(contents(await manager.loadRunMessages(runId, {}))).toEqual(["a", "b", "c"]);
+      });
+
+      it("answers [] for an unknown run", async () => {
+        expect(await manager.loadRunMessages(id("no-run"))).toEqual([]);
+        expect(await manager.loadRunMessages(id("no-run"), { length: 3 })).toEqual([]);
+      });
+
+      it("refuses a gap with store.transcript_gap and keeps what was stored", async () => {
+        const runId = id("run-gap");
+        await expect(manager.saveRunMessages(runId, 1, [say("x")])).rejects.toMatchObject({
+          code: "store.transcript_gap",
+        });
+        expect(await manager.loadRunMessages(runId)).toEqual([]);
+        await manager.saveRunMessages(runId, 0, [say("a"), say("b")]);
+        for (const fromIndex of [3, 7, -1, 1.5]) {
+          const failure = await manager.saveRunMessages(runId, fromIndex, [say("x"), say("y")]).then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+          expect(failure).toMatchObject({ code: "store.transcript_gap", context: { runId } });
+        }
+        expect(contents(await manager.loadRunMessages(runId))).toEqual(["a", "b"]);
+        await manager.saveRunMessages(runId, 2, [say("c")]);
+        expect(contents(await manager.loadRunMessages(runId))).toEqual(["a", "b", "c"]);
+      });
+
+      it("keeps runs apart from each other and from session messages", async () => {
+        const [r1, r2] = [id("run-a"), id("run-b")];
+        const sessionId = id("run-session");
+        await manager.appendMessages(sessionId, [say("session")]);
+        await manager.saveRunMessages(r1, 0, [say("one"), say("two")]);
+        await manager.saveRunMessages(r2, 0, [say("other")]);
+        await manager.saveRunMessages(r1, 1, [say("TWO")]);
+        expect(contents(await manager.loadRunMessages(r1))).toEqual(["one", "TWO"]);
+        expect(contents(await manager.loadRunMessages(r2))).toEqual(["other"]);
+        expect(contents(await manager.loadMessages(sessionId))).toEqual(["session"]);
+        // Neither a session nor a run record is made or changed by a run's transcript.
+        expect(await manager.loadRunMessages(sessionId)).toEqual([]);
+        expect(await manager.getRun(r1)).toBeNull();
+        await manager.deleteSession(sessionId);
+        expect(contents(await manager.loadRunMessages(r1))).toEqual(["one", "TWO"]);
+      });
+
+      it("is not changed by mutating the arrays saved or loaded", async () => {
+        const runId = id("run-copy");
+        const saved = [say("a"), say("b")];
+        await manager.saveRunMessages(runId, 0, saved);
+        saved.push(say("pushed"));
+        saved.length = 0;
+        const loaded = await manager.loadRunMessages(runId);
+        expect(contents(loaded)).toEqual(["a", "b"]);
+        loaded.push(say("c"));
+        loaded.splice(0, 1);
+        const partial = await manager.loadRunMessages(runId, { length: 1 });
+        partial.push(say("more"));
+        expect(contents(await manager.loadRunMessages(runId))).toEqual(["a", "b"]);
+      });
+    });
+
     describe("sessions", () => {
       it("lists sessions that hold data", async () => {
         const [a, b] = [id("list-a"), id("list-b")];

@@ -13,7 +13,12 @@ import {
   type SessionScope,
   type SessionScopeOptions,
 } from "../../sessions/session-manager.js";
-import { copyRunRecord, firstEventAfter, stampCheckpoint } from "../../sessions/session-records.js";
+import {
+  checkTranscriptIndex,
+  copyRunRecord,
+  firstEventAfter,
+  stampCheckpoint,
+} from "../../sessions/session-records.js";
 import { decodeFileName, encodeFileName } from "./encode-file-name.js";
 import { type JsonlFileMark, readJsonlFile } from "./read-jsonl-file.js";
 import { eventJson, loadRun, loadSession, type RunEntry, type SessionEntry } from "./replay-jsonl-records.js";
@@ -35,7 +40,7 @@ export interface JsonlFileSessionManagerOptions {
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 const SESSION_TYPES: ReadonlySet<string> = new Set(["state", "message", "artifact", "checkpoint"]);
-const RUN_TYPES: ReadonlySet<string> = new Set(["record", "event"]);
+const RUN_TYPES: ReadonlySet<string> = new Set(["record", "event", "messages"]);
 
 /**
  * The `jsonl_file` session store: one append-only JSON-lines file per session and per run under `rootDir`,
@@ -233,6 +238,35 @@ export class JsonlFileSessionManager implements SessionManager {
     return after === undefined ? log.slice() : log.slice(firstEventAfter(log, after));
   }
 
+  /**
+   * Write the run's transcript from `fromIndex` on with one `messages` line, `{"fromIndex":k,"messages":[…]}`;
+   * replay cuts the transcript to `k` messages and appends. The index is checked against the file as it is
+   * now, in the run file's queue, so no write can slip in between. The messages are kept, not copied.
+   */
+  async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
+    const json = `{"fromIndex":${fromIndex},"messages":${JSON.stringify(messages)}}`;
+    await this.writeRun(
+      runId,
+      (entry) => {
+        checkTranscriptIndex(runId, fromIndex, entry.messages.length);
+        // Nothing to cut and nothing to add: no line, like an empty batch of events.
+        return fromIndex === entry.messages.length && messages.length === 0
+          ? []
+          : [this.line("messages", json)];
+      },
+      (entry) => {
+        entry.messages.length = fromIndex;
+        for (let index = 0; index < messages.length; index++) entry.messages.push(messages[index] as Message);
+      },
+    );
+  }
+
+  /** The run's transcript: its first `length` messages when given, else all of them (a new array). */
+  async loadRunMessages(runId: string, options: { length?: number } = {}): Promise<Message[]> {
+    const stored = (await this.readRun(runId)).messages;
+    return options.length === undefined ? stored.slice() : stored.slice(0, options.length);
+  }
+
   /** Wait for writes in flight and forget the cache; the files stay. */
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()]);
@@ -336,11 +370,18 @@ export class JsonlFileSessionManager implements SessionManager {
     return this.serial(this.runPath(runId), () => this.freshRun(runId));
   }
 
-  private async writeRun(runId: string, lines: string[], apply: (entry: RunEntry) => void): Promise<void> {
+  /** Append to the run's file, then apply the change to the cache; `lines` may depend on the fresh entry. */
+  private async writeRun(
+    runId: string,
+    lines: string[] | ((entry: RunEntry) => string[]),
+    apply: (entry: RunEntry) => void,
+  ): Promise<void> {
     const path = this.runPath(runId);
     await this.serial(path, async () => {
       const entry = await this.freshRun(runId);
-      await this.append(path, this.runsDir, entry.mark, lines);
+      const written = typeof lines === "function" ? lines(entry) : lines;
+      if (written.length === 0) return;
+      await this.append(path, this.runsDir, entry.mark, written);
       apply(entry);
     });
   }

@@ -87,6 +87,80 @@ describe("jsonl_file frozen fixtures (schemaVersion 1)", () => {
   });
 });
 
+// A durable run's own transcript as `messages` lines: each cuts the transcript to its `fromIndex` and appends;
+// the last one rewrites the tail a crash left behind (two messages replaced by one).
+const transcriptRoot = join(rootDir, "run-messages");
+mkdirSync(join(transcriptRoot, "runs"), { recursive: true });
+copyFileSync(join(fixtures, "run-messages-v1.jsonl"), join(transcriptRoot, "runs", "run-2.jsonl"));
+
+describe("jsonl_file frozen fixture with a run transcript (schemaVersion 1)", () => {
+  const manager = new JsonlFileSessionManager({ rootDir: transcriptRoot });
+  const transcript = [
+    { role: "system", content: "You are a calculator." },
+    { role: "user", content: "Multiply 6 by 7" },
+    {
+      role: "assistant",
+      content: "",
+      toolCalls: [{ id: "call-1", name: "multiply", arguments: { a: 6, b: 7 } }],
+    },
+    { role: "tool", toolCallId: "call-1", toolName: "multiply", content: "42" },
+    { role: "assistant", content: "6 × 7 = 42" },
+  ];
+
+  it("replays the messages lines in order, the last one replacing the tail", async () => {
+    expect(await manager.loadRunMessages("run-2")).toEqual(transcript);
+    expect(await manager.loadRunMessages("run-2", { length: 4 })).toEqual(transcript.slice(0, 4));
+    expect(await manager.loadRunMessages("run-2", { length: 2 })).toEqual(transcript.slice(0, 2));
+  });
+
+  it("loads the run's newest record and its events beside the transcript", async () => {
+    expect(await manager.getRun("run-2")).toEqual({
+      runId: "run-2",
+      agentId: "calculator",
+      sessionId: "durable-session",
+      status: "done",
+      stopReason: "completed",
+      pendingToolCalls: [],
+      createdAt: "2026-01-03T09:00:00.000Z",
+      updatedAt: "2026-01-03T09:00:12.000Z",
+      lastSequence: 7,
+    });
+    const events = await manager.loadEvents("run-2");
+    expect(events.every((entry) => entry instanceof RuntimeEvent)).toBe(true);
+    expect(events.map((entry) => [entry.sequence, entry.kind, entry.payload])).toEqual([
+      [1, "run.started", { resumed: false }],
+      [2, "step.started", { step: 1 }],
+      [3, "step.finished", { step: 1 }],
+      [4, "step.started", { step: 2 }],
+      [5, "run.started", { resumed: true }],
+      [6, "step.finished", { step: 2 }],
+      [7, "run.finished", { result: { stopReason: "completed" } }],
+    ]);
+    expect(events[6]?.toJSON()).toMatchObject({ runId: "run-2", sessionId: "durable-session" });
+  });
+
+  it("left the fixture file untouched", () => {
+    const copy = join(transcriptRoot, "runs", "run-2.jsonl");
+    expect(readFileSync(copy).equals(readFileSync(join(fixtures, "run-messages-v1.jsonl")))).toBe(true);
+  });
+
+  it("goes on writing after the fixture's lines (in a copy)", async () => {
+    const writable = join(rootDir, "run-messages-writable");
+    mkdirSync(join(writable, "runs"), { recursive: true });
+    copyFileSync(join(fixtures, "run-messages-v1.jsonl"), join(writable, "runs", "run-2.jsonl"));
+    const writer = new JsonlFileSessionManager({ rootDir: writable });
+    await expect(writer.saveRunMessages("run-2", 6, [])).rejects.toMatchObject({
+      code: "store.transcript_gap",
+    });
+    await writer.saveRunMessages("run-2", 4, [{ role: "assistant", content: "42" }]);
+    const reopened = new JsonlFileSessionManager({ rootDir: writable });
+    expect(await reopened.loadRunMessages("run-2")).toEqual([
+      ...transcript.slice(0, 4),
+      { role: "assistant", content: "42" },
+    ]);
+  });
+});
+
 function event(kind: string, sequence: number, timestampMs: number, payload: Record<string, unknown>) {
   return {
     kind,

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { type Logger, setLogger } from "../../logging/logger.js";
+import type { Message } from "../../models/message.js";
 import { JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
 
 const root = mkdtempSync(join(tmpdir(), "keel-jsonl-recovery-"));
@@ -82,6 +83,63 @@ describe("torn last line", () => {
     expect(warnings).toHaveLength(1);
     await manager.saveRun({ ...(await manager.getRun("r"))!, status: "done" } as never);
     expect(await new JsonlFileSessionManager({ rootDir }).getRun("r")).toMatchObject({ status: "done" });
+  });
+});
+
+describe("torn last messages line of a run", () => {
+  const record = { runId: "r", sessionId: "s", agentId: "a", status: "running", pendingToolCalls: [] };
+  const say = (content: string): Message => ({ role: "user", content });
+  const stored = `${line("record", record)}${line("messages", { fromIndex: 0, messages: [say("a"), say("b")] })}`;
+
+  it.each([
+    ["half a messages line", '{"schemaVersion":1,"type":"messages","data":{"fromIndex":2,"messa'],
+    [
+      "a complete messages line without its newline",
+      line("messages", { fromIndex: 1, messages: [say("torn")] }).trimEnd(),
+    ],
+  ])("ignores %s, reports it, and appends cleanly after it", async (_label, torn) => {
+    const rootDir = mkdtempSync(join(root, "case-"));
+    mkdirSync(join(rootDir, "runs"));
+    const path = join(rootDir, "runs", "r.jsonl");
+    writeFileSync(path, stored + torn);
+    const warnings = captureWarnings();
+    const manager = new JsonlFileSessionManager({ rootDir });
+    expect(await manager.loadRunMessages("r")).toEqual([say("a"), say("b")]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(path);
+    expect(warnings[0]).toContain('"line":3');
+
+    // The index is checked against what survived, and the torn tail is cut off before the append.
+    await expect(manager.saveRunMessages("r", 3, [say("x")])).rejects.toMatchObject({
+      code: "store.transcript_gap",
+    });
+    await manager.saveRunMessages("r", 2, [say("c")]);
+    const text = readFileSync(path, "utf8");
+    expect(text.startsWith(stored)).toBe(true);
+    expect(text.trimEnd().split("\n")).toHaveLength(3);
+    for (const stored of text.trimEnd().split("\n")) expect(() => JSON.parse(stored)).not.toThrow();
+    const reopened = new JsonlFileSessionManager({ rootDir });
+    expect(await reopened.loadRunMessages("r")).toEqual([say("a"), say("b"), say("c")]);
+    expect(await reopened.getRun("r")).toMatchObject({ status: "running" });
+    expect(warnings).toHaveLength(1);
+  });
+
+  it.each([
+    ["a gap", { fromIndex: 3, messages: [say("x")] }],
+    ["a negative index", { fromIndex: -1, messages: [] }],
+    ["messages that are not an array", { fromIndex: 0, messages: say("x") }],
+    ["a message without a role", { fromIndex: 0, messages: [{ content: "x" }] }],
+  ])("refuses a whole messages line with %s as store.corrupt", async (_label, data) => {
+    const rootDir = mkdtempSync(join(root, "case-"));
+    mkdirSync(join(rootDir, "runs"));
+    const path = join(rootDir, "runs", "r.jsonl");
+    writeFileSync(path, stored + line("messages", data));
+    const before = readFileSync(path);
+    const manager = new JsonlFileSessionManager({ rootDir });
+    const refused = { code: "store.corrupt", hint: expect.stringContaining("line 3") };
+    await expect(manager.loadRunMessages("r")).rejects.toMatchObject(refused);
+    await expect(manager.saveRunMessages("r", 0, [say("y")])).rejects.toMatchObject(refused);
+    expect(readFileSync(path).equals(before)).toBe(true);
   });
 });
 

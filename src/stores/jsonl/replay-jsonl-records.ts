@@ -20,6 +20,8 @@ export interface SessionEntry {
 export interface RunEntry {
   record: RunRecord | null;
   readonly events: RuntimeEvent[];
+  /** The run's own transcript: every `messages` line replayed in order, each replacing the tail it starts at. */
+  readonly messages: Message[];
   readonly mark: JsonlFileMark;
 }
 
@@ -52,13 +54,17 @@ export function loadSession(
   return entry;
 }
 
-/** Rebuild a run's newest record and its event log from its file's records. */
+/** Rebuild a run's newest record, its event log and its transcript from its file's records. */
 export function loadRun(path: string, contents: { records: JsonlRecord[]; mark: JsonlFileMark }): RunEntry {
-  const entry: RunEntry = { record: null, events: [], mark: contents.mark };
+  const entry: RunEntry = { record: null, events: [], messages: [], mark: contents.mark };
   for (const { type, data, line } of contents.records) {
     const value = objectData(path, line, data);
     if (type === "record") {
       entry.record = withString(path, line, value, "runId") as unknown as RunRecord;
+      continue;
+    }
+    if (type === "messages") {
+      replayMessages(path, line, value, entry.messages);
       continue;
     }
     const event = withString(path, line, value, "kind");
@@ -78,6 +84,33 @@ export function loadRun(path: string, contents: { records: JsonlRecord[]; mark: 
     );
   }
   return entry;
+}
+
+/**
+ * Apply one `messages` line, `{"fromIndex":k,"messages":[…]}`: cut the transcript to `k` messages, then append.
+ * The store never writes a `k` beyond the length before it, so one here is damage, not a torn write.
+ */
+function replayMessages(path: string, line: number, value: Record<string, unknown>, stored: Message[]): void {
+  const { fromIndex, messages } = value;
+  if (typeof fromIndex !== "number" || !Number.isInteger(fromIndex) || fromIndex < 0) {
+    throw corruptRecordError(path, line, "messages need a non-negative integer fromIndex");
+  }
+  if (fromIndex > stored.length) {
+    throw corruptRecordError(
+      path,
+      line,
+      `messages from index ${fromIndex} would leave a gap after the ${stored.length} before them`,
+    );
+  }
+  if (!Array.isArray(messages)) throw corruptRecordError(path, line, "messages is not an array");
+  for (const message of messages) {
+    if (typeof message !== "object" || message === null || Array.isArray(message)) {
+      throw corruptRecordError(path, line, "a message is not a JSON object");
+    }
+    withString(path, line, message as Record<string, unknown>, "role");
+  }
+  stored.length = fromIndex;
+  for (const message of messages) stored.push(message as Message);
 }
 
 function objectData(path: string, line: number, data: unknown): Record<string, unknown> {

@@ -70,6 +70,45 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: "run transcripts, written by one function call per save",
+    // A function, so a save is one round trip yet reads the stored length after taking the run's lock: a single
+    // statement reads from a snapshot taken before its lock, stale in read committed (the default), while each
+    // statement of a volatile function takes a fresh one. The lock is the two-key form, a key space apart from
+    // the sessions' `pg_advisory_lock(hashtext(…))`, so a save never waits on a held session; a hash collision
+    // only makes two runs' saves take turns.
+    sql: `
+      create table if not exists {schema}.run_messages (
+        run_id text not null,
+        idx int not null,
+        body jsonb not null,
+        schema_version int not null,
+        primary key (run_id, idx)
+      );
+      create or replace function {schema}.save_run_messages(
+        p_run_id text, p_from_index bigint, p_messages jsonb, p_schema_version int
+      ) returns bigint language plpgsql volatile as $$
+      declare
+        stored bigint;
+      begin
+        perform pg_advisory_xact_lock(hashtext('keel.run_messages'), hashtext(p_run_id));
+        select coalesce(max(idx) + 1, 0) into stored from {schema}.run_messages where run_id = p_run_id;
+        -- A gap (or a negative index) writes nothing; the caller sees the length and refuses the save.
+        if p_from_index < 0 or p_from_index > stored then
+          return stored;
+        end if;
+        if p_from_index < stored then
+          delete from {schema}.run_messages where run_id = p_run_id and idx >= p_from_index;
+        end if;
+        insert into {schema}.run_messages (run_id, idx, body, schema_version)
+        select p_run_id, p_from_index + ordinality - 1, value, p_schema_version
+        from jsonb_array_elements(p_messages) with ordinality;
+        return stored;
+      end
+      $$;
+    `,
+  },
 ];
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { RuntimeEvent } from "../../events/runtime-event.js";
+import type { Message } from "../../models/message.js";
 import { getPlugin } from "../../plugins/plugin-registry.js";
 import { describeSessionManagerConformance } from "../../testing/session-manager-conformance.js";
 import { migrate, POSTGRES_MIGRATIONS } from "./migrations.js";
@@ -115,6 +116,27 @@ describe("PostgresSessionManager", () => {
     expect(loaded[2]?.toJSON()).toEqual(batch[2]?.toJSON());
   });
 
+  it("serialises concurrent saves of one run's transcript across managers", async () => {
+    const runId = `transcript-${randomUUID()}`;
+    const [first, second] = await Promise.all([open(), open()]);
+    try {
+      const batch = (writer: string, size: number): Message[] =>
+        Array.from({ length: size }, (_, index) => ({ role: "user", content: `${writer}:${index}` }));
+      // Every save rewrites the whole transcript: interleaved deletes and inserts would collide on (run_id, idx)
+      // or leave a mix of writers behind.
+      await Promise.all(
+        Array.from({ length: 40 }, (_, index) =>
+          (index % 2 === 0 ? first : second).saveRunMessages(runId, 0, batch(`w${index}`, 1 + (index % 5))),
+        ),
+      );
+      const stored = await manager.loadRunMessages(runId);
+      const writer = String(stored[0]?.content).split(":")[0] as string;
+      expect(stored).toEqual(batch(writer, stored.length));
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
   it("upserts a retried checkpoint and run record instead of duplicating them", async () => {
     const sessionId = `upsert-${randomUUID()}`;
     const checkpoint = {
@@ -153,6 +175,11 @@ describe("PostgresSessionManager", () => {
     await expect(manager.getState(sessionId)).rejects.toMatchObject(refused);
     await expect(manager.session(sessionId, async () => "never")).rejects.toMatchObject(refused);
     await expect(manager.loadEvents(runId)).rejects.toMatchObject(refused);
+    await admin.query(
+      `insert into ${SCHEMA}.run_messages (run_id, idx, body, schema_version) values ($1, 0, '{}', 99)`,
+      [runId],
+    );
+    await expect(manager.loadRunMessages(runId)).rejects.toMatchObject(refused);
   });
 
   it("reports an unreachable server as a retryable store.connection error without the password", async () => {

@@ -14,7 +14,8 @@ import {
   type SessionScope,
   type SessionScopeOptions,
 } from "../../sessions/session-manager.js";
-import { stampCheckpoint } from "../../sessions/session-records.js";
+import { checkTranscriptIndex, stampCheckpoint } from "../../sessions/session-records.js";
+import { transcriptBound } from "../../sessions/transcript-bound.js";
 import { checkSchemaVersion } from "./check-schema-version.js";
 import { holdSessionScope, type SessionScopeStore } from "./hold-session-scope.js";
 import { importPg } from "./import-pg.js";
@@ -337,6 +338,37 @@ export class PostgresSessionManager implements SessionManager {
         body.agentId,
         sequence,
       );
+    });
+  }
+
+  /**
+   * Write the run's transcript from `fromIndex` on in one round trip: `save_run_messages` (migration 2) takes
+   * the run's lock, reads the stored length, and — unless `fromIndex` would leave a gap — deletes the tail and
+   * inserts the messages, all in the statement's transaction. It answers the length it found, which is how a
+   * refused index is reported without a second query.
+   */
+  async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
+    // An index the function's bigint cannot take is refused the same way: -1 writes nothing.
+    const index = Number.isSafeInteger(fromIndex) ? fromIndex : -1;
+    const rows = await this.query<{ stored: string }>(
+      "saveRunMessages",
+      `select ${this.q}.save_run_messages($1, $2, $3::jsonb, $4) as stored`,
+      [runId, index, JSON.stringify(messages), SESSION_SCHEMA_VERSION],
+    );
+    checkTranscriptIndex(runId, fromIndex, Number(rows[0]?.stored ?? 0));
+  }
+
+  /** The run's transcript: its first `length` messages when given, else all of them. */
+  async loadRunMessages(runId: string, options: { length?: number } = {}): Promise<Message[]> {
+    const rows = await this.query<{ idx: number; body: Message; schema_version: number }>(
+      "loadRunMessages",
+      `select idx, body, schema_version from ${this.q}.run_messages
+       where run_id = $1 and ($2::int is null or idx < $2) order by idx`,
+      [runId, transcriptBound(options.length)],
+    );
+    return rows.map((row) => {
+      this.checkVersion(row.schema_version, "run_messages", `${runId}#${row.idx}`);
+      return row.body;
     });
   }
 

@@ -78,6 +78,20 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: "run transcripts",
+    // One row per message at its index in the run's transcript; a rewrite deletes the tail and inserts again.
+    sql: `
+      CREATE TABLE IF NOT EXISTS run_messages (
+        run_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        schema_version INTEGER NOT NULL,
+        PRIMARY KEY (run_id, idx)
+      );
+    `,
+  },
 ];
 
 /**

@@ -91,14 +91,20 @@ describe("SqliteSessionManager", () => {
     const manager = await SqliteSessionManager.open({ dbPath });
     await manager.setState("future", { a: 1 });
     await manager.appendMessage("future", { role: "user", content: "x" });
+    await manager.saveRunMessages("future-run", 0, [{ role: "user", content: "x" }]);
     const db = await openSqliteDatabase(dbPath);
-    db.exec("UPDATE sessions SET schema_version = 99; UPDATE messages SET schema_version = 99");
+    db.exec(
+      "UPDATE sessions SET schema_version = 99; UPDATE messages SET schema_version = 99; UPDATE run_messages SET schema_version = 99",
+    );
     db.close();
     await expect(manager.getState("future")).rejects.toMatchObject({
       code: "store.schema_version",
       message: expect.stringMatching(/schema version 99/),
     });
     await expect(manager.loadMessages("future")).rejects.toMatchObject({ code: "store.schema_version" });
+    await expect(manager.loadRunMessages("future-run")).rejects.toMatchObject({
+      code: "store.schema_version",
+    });
     await expect(manager.session("future", async () => "entered")).rejects.toMatchObject({
       code: "store.schema_version",
     });

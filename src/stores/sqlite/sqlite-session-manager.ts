@@ -16,7 +16,8 @@ import {
   type SessionScope,
   type SessionScopeOptions,
 } from "../../sessions/session-manager.js";
-import { stampCheckpoint } from "../../sessions/session-records.js";
+import { checkTranscriptIndex, stampCheckpoint } from "../../sessions/session-records.js";
+import { transcriptBound } from "../../sessions/transcript-bound.js";
 import { acquireSessionLockRow, makeLockOwner } from "./acquire-session-lock-row.js";
 import { checkSqliteRow } from "./check-sqlite-row.js";
 import {
@@ -410,6 +411,47 @@ export class SqliteSessionManager implements SessionManager {
             sequence,
           );
         }),
+    );
+  }
+
+  /**
+   * Write the run's transcript from `fromIndex` on in one transaction: the stored length is read under the
+   * write lock, then the tail from `fromIndex` is deleted and the messages inserted at their indexes.
+   */
+  async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
+    await this.ready();
+    // Serialised before the transaction, so the file's write lock is held for the statements only.
+    const bodies = messages.map((message) => JSON.stringify(message));
+    this.write("saveRunMessages", () => {
+      const row = this.stmt(
+        "SELECT coalesce(max(idx) + 1, 0) AS length FROM run_messages WHERE run_id = ?",
+      ).get(runId);
+      const stored = Number(row?.length ?? 0);
+      checkTranscriptIndex(runId, fromIndex, stored);
+      if (fromIndex < stored) {
+        this.stmt("DELETE FROM run_messages WHERE run_id = ? AND idx >= ?").run(runId, fromIndex);
+      }
+      const insert = this.stmt(
+        "INSERT INTO run_messages (run_id, idx, body, schema_version) VALUES (?, ?, ?, ?)",
+      );
+      for (let index = 0; index < bodies.length; index++) {
+        insert.run(runId, fromIndex + index, bodies[index] as string, SESSION_SCHEMA_VERSION);
+      }
+    });
+  }
+
+  /** The run's transcript: its first `length` messages when given, else all of them. */
+  async loadRunMessages(runId: string, options: { length?: number } = {}): Promise<Message[]> {
+    await this.ready();
+    return this.run("loadRunMessages", () =>
+      this.stmt(
+        `SELECT idx, body, schema_version FROM run_messages
+         WHERE run_id = ?1 AND (?2 IS NULL OR idx < ?2) ORDER BY idx`,
+      )
+        .all(runId, transcriptBound(options.length))
+        .map((row) =>
+          this.parse<Message>(row.schema_version, row.body, "run_messages", `${runId}#${String(row.idx)}`),
+        ),
     );
   }
 
