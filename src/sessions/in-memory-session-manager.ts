@@ -9,7 +9,7 @@ import type {
   SessionScope,
   SessionScopeOptions,
 } from "./session-manager.js";
-import { copyRunRecord, firstEventAfter, stampCheckpoint } from "./session-records.js";
+import { checkTranscriptIndex, copyRunRecord, firstEventAfter, stampCheckpoint } from "./session-records.js";
 
 /** Options of {@link InMemorySessionManager}. */
 export interface InMemorySessionManagerOptions {
@@ -41,6 +41,7 @@ export class InMemorySessionManager implements SessionManager {
   private readonly sessions = new Map<string, SessionData>();
   private readonly runs = new Map<string, RunRecord>();
   private readonly events = new Map<string, RuntimeEvent[]>();
+  private readonly runMessages = new Map<string, Message[]>();
 
   private readonly maxRunLogs: number;
 
@@ -209,11 +210,32 @@ export class InMemorySessionManager implements SessionManager {
     return after === undefined ? log.slice() : log.slice(firstEventAfter(log, after));
   }
 
+  /** Write the run's transcript from `fromIndex` on, replacing what was there; messages are kept by reference. */
+  async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
+    let stored = this.runMessages.get(runId);
+    if (stored === undefined) {
+      stored = [];
+      this.runMessages.set(runId, stored);
+      if (this.runMessages.size > this.maxRunLogs)
+        this.runMessages.delete(this.runMessages.keys().next().value as string);
+    }
+    checkTranscriptIndex(runId, fromIndex, stored.length);
+    stored.length = fromIndex;
+    for (let index = 0; index < messages.length; index++) stored.push(messages[index] as Message);
+  }
+
+  async loadRunMessages(runId: string, options: { length?: number } = {}): Promise<Message[]> {
+    const stored = this.runMessages.get(runId);
+    if (stored === undefined) return [];
+    return options.length === undefined ? stored.slice() : stored.slice(0, options.length);
+  }
+
   /** Drop everything stored. */
   async close(): Promise<void> {
     this.sessions.clear();
     this.runs.clear();
     this.events.clear();
+    this.runMessages.clear();
   }
 
   private data(sessionId: string): SessionData {

@@ -68,5 +68,13 @@ export interface SessionManager {
   /** Append a run's events; an event whose sequence is already stored is skipped (a retried batch). */
   appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void>;
   loadEvents(runId: string, options?: { afterSequence?: number }): Promise<RuntimeEvent[]>;
+  /**
+   * Write a run's transcript from `fromIndex` on; whatever was stored at or after it is replaced (a resumed
+   * step rewrites the one a crash cut short). `fromIndex` beyond the stored length is a `StoreError`.
+   * Checkpoints hold only a transcript length, so a durable step appends its new messages, not the transcript.
+   */
+  saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void>;
+  /** A run's stored transcript: the first `length` messages when given, else all of them. */
+  loadRunMessages(runId: string, options?: { length?: number }): Promise<Message[]>;
   close(): Promise<void>;
 }

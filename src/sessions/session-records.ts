@@ -1,3 +1,5 @@
+import { ERROR_CODES } from "../errors/error-codes.js";
+import { KeelError } from "../errors/keel-error.js";
 import type { RuntimeEvent } from "../events/runtime-event.js";
 import type { RunRecord } from "../runtime/run-types.js";
 import { SESSION_SCHEMA_VERSION, type SessionCheckpoint } from "./session-manager.js";
@@ -33,4 +35,17 @@ export function firstEventAfter(log: readonly RuntimeEvent[], sequence: number):
     else high = middle;
   }
   return low;
+}
+
+/** `saveRunMessages` may rewrite the tail of a run's transcript but never leave a gap in it. */
+export function checkTranscriptIndex(runId: string, fromIndex: number, storedLength: number): void {
+  if (Number.isInteger(fromIndex) && fromIndex >= 0 && fromIndex <= storedLength) return;
+  throw new KeelError(
+    `Cannot write run ${runId}'s transcript at index ${fromIndex}: ${storedLength} message(s) are stored`,
+    {
+      code: ERROR_CODES.STORE_TRANSCRIPT_GAP,
+      hint: "Write a run's messages from an index at or below the stored length (a checkpoint's transcriptLength)",
+      context: { runId },
+    },
+  );
 }
