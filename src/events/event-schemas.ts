@@ -32,7 +32,12 @@ const ROWS: readonly SchemaRow[] = [
     "reason",
     "A run was cancelled by `cancel()` or its AbortSignal; emitted just before `run.finished`.",
   ],
-  ["step.started", "step", "", "A step of the run loop began (steps count from 1)."],
+  [
+    "step.started",
+    "step",
+    "resumed",
+    "A step of the run loop began (steps count from 1); `resumed` when a resumed run re-enters a step a checkpoint caught in flight.",
+  ],
   ["step.finished", "step", "action", "A step reached StepEnd, after its model call and tool calls."],
   // models
   ["llm.called", "model hasTools", "", "A model call is about to be sent, after BeforeInference."],
@@ -165,14 +170,19 @@ const ROWS: readonly SchemaRow[] = [
   [
     "run.checkpoint_saved",
     "checkpointId step transcriptLength",
-    "",
+    "phase",
     "A checkpoint was written; its id is a valid `resumeFromCheckpoint` target.",
   ],
-  ["run.checkpoint_failed", "checkpointId error", "", "Writing a checkpoint failed; the run goes on."],
+  [
+    "run.checkpoint_failed",
+    "checkpointId error",
+    "errorCode",
+    "Writing a checkpoint failed; the run goes on.",
+  ],
   [
     "run.resume_attempted",
     "checkpointId attempt errorCode",
-    "",
+    "errorType delayMs",
     "A durable run hit a retryable error and resumes from its latest checkpoint.",
   ],
   [
@@ -184,8 +194,14 @@ const ROWS: readonly SchemaRow[] = [
   [
     "run.resume_exhausted",
     "attempt errorCode limit",
-    "",
+    "errorType",
     "A durable run spent `maxResumeAttempts` and ends failed with the last error.",
+  ],
+  [
+    "tool.outcome_unknown",
+    "toolCallId toolId",
+    "hint",
+    "A resumed run found a call of a non-idempotent tool that started but left no result; it is suspended for a decision rather than run again.",
   ],
   [
     "run.durable_idempotency_warning",

@@ -74,6 +74,11 @@ export class RunEventLog {
     waiting?.resolve();
   }
 
+  /** The events this log holds with a sequence above `sequence`, in order (a new array). */
+  eventsAfter(sequence: number): RuntimeEvent[] {
+    return this.events.slice(Math.max(0, sequence - this.firstSequence + 1));
+  }
+
   /** The event with this sequence, if this log holds it. */
   at(sequence: number): RuntimeEvent | undefined {
     return this.events[sequence - this.firstSequence];

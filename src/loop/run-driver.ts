@@ -7,7 +7,7 @@ import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { ModelRequest } from "../models/language-model.js";
 import type { Message, ToolCall } from "../models/message.js";
-import type { PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
+import type { Pattern, PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
 import { accumulateUsage } from "../runtime/accumulate-usage.js";
 import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import type { RunArtifact, RunRequest } from "../runtime/run-types.js";
@@ -15,12 +15,15 @@ import type { Tool } from "../tools/tool.js";
 import { type Deadline, deadlines } from "../util/deadline-queue.js";
 import { BudgetGuard } from "./budget-guard.js";
 import type { CancelScope } from "./cancel-scope.js";
+import { captureRunState, type RunProgress } from "./capture-run-state.js";
+import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { hasLazyContainers } from "./create-run-context.js";
 import type { HookContext, ModelResponse, Phase, ToolCallState } from "./hook.js";
 import { ModelCallRequest } from "./model-call-request.js";
 import { readModelStream } from "./read-model-stream.js";
 import type { RunContext } from "./run-context.js";
 import { TerminateRun } from "./run-signals.js";
+import type { CheckpointPhase, StopConditionMemory } from "./run-state.js";
 import { stepSignature } from "./stop-conditions.js";
 import { ToolCallContext } from "./tool-call-context.js";
 import { executeToolStage } from "./tool-stage.js";
@@ -54,18 +57,32 @@ class PhaseContext implements HookContext {
  * phases, counts usage, enforces budgets and stop conditions, and emits the events. Patterns decide what a
  * step does; the driver decides everything around it.
  */
-export class RunDriver implements PatternDriver {
+export class RunDriver implements PatternDriver, RunProgress {
   step = 0;
   stopRequested: string | null = null;
   /** Calls waiting for a decision when the run suspends. */
   suspended: ToolCallState[] = [];
+  /** Durable mode (DR-2): a checkpoint after every model call, tool call and step. */
+  durable = false;
+  /** Writes the run's checkpoints; set by the run loop (a run without one writes none). */
+  checkpoints: CheckpointWriter | null = null;
+  /** The pattern driving the run, asked for its progress at each checkpoint. */
+  pattern: Pattern | null = null;
+  /** Where the run's own messages start in the transcript. */
+  firstNewMessage = 0;
+  /** The transcript's length when the step in flight began. */
+  stepStartLength = 0;
+  /** The calls of the step in flight, as the tool stage tracks them. */
+  inFlight: readonly ToolCallState[] = EMPTY_STATES;
+  startedAtMs = Date.now();
   private consecutiveErrors = 0;
   private lastText = "";
   private requestedTools: readonly string[] = EMPTY;
   private stepCalls: readonly ToolCall[] = EMPTY_CALLS;
-  private readonly signatures: string[] = [];
+  private signatures: string[] = [];
   private stepDeadline: Deadline | null = null;
-  private readonly startedAt = Date.now();
+  private warned: Set<string> | null = null;
+  private resuming = false;
 
   private readonly budget: BudgetGuard;
 
@@ -81,6 +98,69 @@ export class RunDriver implements PatternDriver {
 
   get request(): RunRequest {
     return this.ctx.runRequest;
+  }
+
+  get fingerprint(): string {
+    return this.agent.fingerprint;
+  }
+
+  get stopConditions(): StopConditionMemory {
+    return { consecutiveErrors: this.consecutiveErrors, signatures: this.signatures };
+  }
+
+  get idempotencyWarned(): ReadonlySet<string> {
+    return this.warned ?? EMPTY_SET;
+  }
+
+  get patternProgress(): unknown {
+    return this.pattern?.saveProgress?.();
+  }
+
+  /** Continue a run from a checkpoint: its step count, stop-condition memory and warnings. */
+  restoreProgress(progress: {
+    step: number;
+    firstNewMessage: number;
+    stepStartLength: number;
+    stopConditions: StopConditionMemory;
+    idempotencyWarned: readonly string[];
+    startedAtMs: number;
+  }): void {
+    this.step = progress.step;
+    this.firstNewMessage = progress.firstNewMessage;
+    this.stepStartLength = progress.stepStartLength;
+    this.consecutiveErrors = progress.stopConditions.consecutiveErrors;
+    this.signatures = progress.stopConditions.signatures.slice();
+    this.warned = progress.idempotencyWarned.length > 0 ? new Set(progress.idempotencyWarned) : null;
+    this.startedAtMs = progress.startedAtMs;
+    this.resuming = true;
+  }
+
+  /** True once after a resume: the pattern continues the run rather than starting it. */
+  takeResumed(): boolean {
+    const resumed = this.resuming;
+    this.resuming = false;
+    return resumed;
+  }
+
+  /**
+   * Write a checkpoint of the run as it is now (LC-6). Resolves when it is stored or its failure reported; a
+   * run without a checkpoint writer writes nothing.
+   */
+  checkpoint(phase: CheckpointPhase, final?: { output: unknown }): Promise<unknown> {
+    const writer = this.checkpoints;
+    if (writer === null) return Promise.resolve();
+    return writer.write(captureRunState(this.ctx, this, phase, final), this.ctx.transcript);
+  }
+
+  /** `run.durable_idempotency_warning`, the first time a durable run calls a tool that is not idempotent. */
+  warnNotIdempotent(toolId: string): void {
+    if (this.warned?.has(toolId)) return;
+    if (this.warned === null) this.warned = new Set();
+    this.warned.add(toolId);
+    this.log.emit("run.durable_idempotency_warning", {
+      toolId,
+      hint: `Tool '${toolId}' is not idempotent: if the run stops while it runs, its call is suspended for a decision instead of run again`,
+    });
   }
 
   hookContext(phase: Phase, call?: ToolCallState): PhaseContext {
@@ -119,6 +199,7 @@ export class RunDriver implements PatternDriver {
     this.checkpointBoundary();
     if (this.step >= this.limits.maxSteps) throw new TerminateRun({ type: "stopped", value: "max_steps" });
     const step = ++this.step;
+    this.stepStartLength = this.ctx.transcript.length;
     this.lastText = "";
     this.requestedTools = EMPTY;
     this.stepCalls = EMPTY_CALLS;
@@ -138,11 +219,43 @@ export class RunDriver implements PatternDriver {
     this.stepDeadline?.cancel();
     this.stepDeadline = null;
     const hooks = this.agent.hooks;
+    if (this.durable) {
+      const ended = hooks.stepEnd.length > 0 ? hooks.run("stepEnd", this.hookContext("stepEnd")) : undefined;
+      return ended === undefined
+        ? this.durableStepEnd(action)
+        : ended.then(() => this.durableStepEnd(action));
+    }
     if (hooks.stepEnd.length > 0) {
       return hooks.run("stepEnd", this.hookContext("stepEnd")).then(() => this.afterStepEnd(action));
     }
     this.afterStepEnd(action);
     return undefined;
+  }
+
+  /** StepEnd of a durable run: the step's checkpoint lands before the stop conditions decide what follows. */
+  private durableStepEnd(action: StepAction): Promise<void> {
+    this.log.emit("step.finished", { step: this.step, action: action.type });
+    this.inFlight = EMPTY_STATES;
+    if (action.type === "final") return this.checkpoint("step_end", { output: action.output }).then(noop);
+    this.noteSignature();
+    return this.checkpoint("step_end").then(() => {
+      this.checkpointBoundary();
+      this.evaluateStopConditions(this.step);
+    });
+  }
+
+  /**
+   * Step into the step a checkpoint caught in flight: `step.started` (with `resumed: true`) and its deadline;
+   * StepStart hooks ran when the step first began and are not run again.
+   */
+  resumeStep(answer: { text: string; calls: readonly ToolCall[] }): void {
+    this.checkpointBoundary();
+    this.lastText = answer.text;
+    this.stepCalls = answer.calls;
+    this.requestedTools = answer.calls.map((call) => call.name);
+    this.log.emit("step.started", { step: this.step, resumed: true });
+    const timeoutMs = this.limits.stepTimeoutMs;
+    this.stepDeadline = timeoutMs > 0 ? deadlines.add(timeoutMs, this.onStepTimeout) : null;
   }
 
   /** End a step whose body threw. StepStart and StepEnd stay paired on every exit; the step's own error wins. */
@@ -159,22 +272,28 @@ export class RunDriver implements PatternDriver {
     this.log.emit("step.finished", { step: this.step, action: action.type });
     if (action.type === "final") return;
     this.checkpointBoundary();
-    this.checkStopConditions(this.step);
+    this.noteSignature();
+    this.evaluateStopConditions(this.step);
+  }
+
+  /** Remember the step's signature for loop detection. */
+  private noteSignature(): void {
+    const window = this.agent.stopConditions.signatureWindow;
+    if (window > 0) {
+      this.signatures.push(stepSignature(this.lastText, this.stepCalls));
+      if (this.signatures.length > window) this.signatures.shift();
+    }
   }
 
   /** Stop conditions (LC-5) and budgets at StepEnd; the run goes on only if none fires. */
-  private checkStopConditions(step: number): void {
+  private evaluateStopConditions(step: number): void {
     const conditions = this.agent.stopConditions;
-    if (conditions.signatureWindow > 0) {
-      this.signatures.push(stepSignature(this.lastText, this.stepCalls));
-      if (this.signatures.length > conditions.signatureWindow) this.signatures.shift();
-    }
     const usage = this.ctx.usage;
     const decision = conditions.isEmpty
       ? null
       : conditions.evaluate({
           steps: step,
-          elapsedMs: Date.now() - this.startedAt,
+          elapsedMs: Date.now() - this.startedAtMs,
           totalTokens: usage.totalTokens,
           consecutiveErrors: this.consecutiveErrors,
           lastText: this.lastText,
@@ -386,6 +505,10 @@ export class RunDriver implements PatternDriver {
 let toolCallCounter = 0;
 const EMPTY: readonly string[] = Object.freeze([]);
 const EMPTY_CALLS: readonly ToolCall[] = Object.freeze([]);
+const EMPTY_STATES: readonly ToolCallState[] = Object.freeze([]);
+const EMPTY_SET: ReadonlySet<string> = new Set();
+
+function noop(): void {}
 
 const APPEND_RESULTS = Object.freeze({ appendResults: true });
 

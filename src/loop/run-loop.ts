@@ -2,6 +2,7 @@ import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
+import type { Pattern } from "../patterns/pattern.js";
 import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import {
   createRunUsage,
@@ -14,8 +15,11 @@ import { toJsonSchema } from "../schema/to-json-schema.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import { deadlines } from "../util/deadline-queue.js";
 import type { CancelScope } from "./cancel-scope.js";
+import { CheckpointWriter, type StoredMarks } from "./checkpoint-writer.js";
 import { createRunContext } from "./create-run-context.js";
 import { executeWithValidation } from "./execute-with-validation.js";
+import { type LoadedRunState, loadRunState } from "./load-run-state.js";
+import { finishInterruptedStep, type ResumePlan, restoreRun } from "./resume-run.js";
 import type { RunContext } from "./run-context.js";
 import { RunDriver } from "./run-driver.js";
 import { TerminateRun } from "./run-signals.js";
@@ -29,6 +33,10 @@ export interface RunLoopInput {
   scope: CancelScope;
   sessionManager: SessionManager;
   sessionState: Record<string, unknown>;
+  /** A checkpoint to continue from (DR-3): the run is rebuilt from it rather than assembled. */
+  resume?: LoadedRunState;
+  /** What the store already holds of this run (a resumed run's checkpoints, messages and events). */
+  stored?: StoredMarks;
 }
 
 export interface RunLoopOutcome {
@@ -36,7 +44,11 @@ export interface RunLoopOutcome {
   context: RunContext;
   /** Transcript messages the run added (to persist in the session). */
   newMessages: RunContext["transcript"];
+  /** The last event sequence already in the store; the events after it are still to be stored. */
+  storedSequence: number;
 }
+
+const NOTHING_STORED: StoredMarks = { checkpoints: 0, messages: 0, sequence: 0, latestCheckpointId: null };
 
 /**
  * One run, start to finish: RunStart, context and memory, the pattern's steps with structured-output retries,
@@ -71,23 +83,30 @@ export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcom
     budget.maxDurationMs !== undefined
       ? deadlines.add(budget.maxDurationMs, () => scope.cancel({ type: "stopped", value: "timeout" }))
       : null;
-  log.emit("run.started", { resumed: false });
+  driver.durable = request.durable === true;
+  const writer = new CheckpointWriter(input.sessionManager, log, input.stored ?? NOTHING_STORED);
+  driver.checkpoints = writer;
+  log.emit("run.started", { resumed: input.resume !== undefined });
   let output: unknown = null;
   let termination: TerminationReason;
   let error: KeelError | undefined;
-  let firstNewMessage = 0;
   try {
-    if (agent.hooks.runStart.length > 0) await agent.hooks.run("runStart", driver.hookContext("runStart"));
-    driver.checkpointBoundary();
-    firstNewMessage = await prepareContext(input, ctx, driver);
     const pattern = agent.createPattern();
-    await pattern.setup(ctx, driver);
-    output = await executeWithValidation(
-      pattern,
-      driver,
-      request.outputType,
-      budget.maxValidationRetries ?? 3,
-    );
+    let plan: ResumePlan | null = null;
+    if (input.resume === undefined) {
+      if (agent.hooks.runStart.length > 0) await agent.hooks.run("runStart", driver.hookContext("runStart"));
+      driver.checkpointBoundary();
+      driver.firstNewMessage = await prepareContext(input, ctx, driver);
+      await pattern.setup(ctx, driver);
+      driver.pattern = pattern;
+    } else {
+      await pattern.setup(ctx, driver);
+      const restored = restoreRun(input.resume, ctx, driver, pattern);
+      writer.rewind(restored.transcriptLength);
+      plan = restored.plan;
+      describeOutput(request, ctx);
+    }
+    output = await runDurably(input, driver, pattern, plan);
     driver.checkpointBoundary();
     termination = { type: "natural_end" };
     ctx.scratch.finalOutput = output;
@@ -146,7 +165,115 @@ export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcom
   if (stopReason === "cancelled")
     log.emit("run.cancelled", { reason: termination.type === "cancelled" ? termination.value : undefined });
   log.emit("run.finished", { result });
-  return { result, context: ctx, newMessages: ctx.transcript.slice(firstNewMessage) };
+  return {
+    result,
+    context: ctx,
+    newMessages: ctx.transcript.slice(driver.firstNewMessage),
+    storedSequence: writer.storedSequence,
+  };
+}
+
+/**
+ * The pattern's run with the durable resume loop around it (DR-2): a retryable error in a durable run rebuilds
+ * the run from its latest checkpoint — from the store, never from memory — and goes on from there, up to
+ * `budget.maxResumeAttempts` times (default 3). Steps the checkpoint holds are not run again.
+ */
+async function runDurably(
+  input: RunLoopInput,
+  driver: RunDriver,
+  firstPattern: Pattern,
+  firstPlan: ResumePlan | null,
+): Promise<unknown> {
+  const { agent, log, request } = input;
+  let pattern = firstPattern;
+  let plan = firstPlan;
+  let attempts = 0;
+  for (;;) {
+    try {
+      return await continueRun(input, driver, pattern, plan);
+    } catch (thrown) {
+      const checkpointId = driver.checkpoints?.latestCheckpointId ?? null;
+      if (!driver.durable || checkpointId === null || !KeelError.isInstance(thrown) || !thrown.retryable)
+        throw thrown;
+      const limit = request.budget?.maxResumeAttempts ?? DEFAULT_MAX_RESUME_ATTEMPTS;
+      const errorType = thrown.constructor.name;
+      if (attempts >= limit) {
+        log.emit("run.resume_exhausted", { attempt: attempts, errorCode: thrown.code, errorType, limit });
+        throw thrown;
+      }
+      attempts++;
+      const delayMs = resumeDelayMs(thrown);
+      log.emit("run.resume_attempted", {
+        checkpointId,
+        attempt: attempts,
+        errorCode: thrown.code,
+        errorType,
+        delayMs,
+      });
+      if (delayMs > 0) await waitOrCancel(delayMs, input.scope);
+      driver.checkpointBoundary();
+      const loaded = await loadRunState(input.sessionManager, checkpointId, {
+        fingerprint: agent.fingerprint,
+      });
+      pattern = agent.createPattern();
+      await pattern.setup(driver.ctx, driver);
+      const restored = restoreRun(loaded, driver.ctx, driver, pattern);
+      driver.checkpoints!.rewind(restored.transcriptLength);
+      plan = restored.plan;
+      log.emit("run.resume_succeeded", { checkpointId, attempt: attempts });
+    }
+  }
+}
+
+const DEFAULT_MAX_RESUME_ATTEMPTS = 3;
+
+/** Go on with the pattern, or with what a resume plan says is left of the run. */
+function continueRun(
+  input: RunLoopInput,
+  driver: RunDriver,
+  pattern: Pattern,
+  plan: ResumePlan | null,
+): Promise<unknown> {
+  const { request } = input;
+  const retries = request.budget?.maxValidationRetries ?? 3;
+  if (plan === null || plan.kind === "continue")
+    return executeWithValidation(pattern, driver, request.outputType, retries);
+  if (plan.kind === "finish_step") {
+    return finishInterruptedStep(driver, plan.answer, plan.prior).then(() =>
+      executeWithValidation(pattern, driver, request.outputType, retries),
+    );
+  }
+  // The last step already answered: its output is validated like any other, and a retry runs the pattern anew.
+  driver.takeResumed();
+  let answered = false;
+  const finished: Pattern = {
+    setup: () => {},
+    execute: () => {
+      if (answered) return pattern.execute();
+      answered = true;
+      return Promise.resolve(plan.output);
+    },
+  };
+  return executeWithValidation(finished, driver, request.outputType, retries);
+}
+
+/** A rate limit's `retryAfterMs` is honoured before resuming; anything else resumes at once. */
+function resumeDelayMs(error: KeelError): number {
+  const retryAfterMs = (error as { retryAfterMs?: unknown }).retryAfterMs;
+  return typeof retryAfterMs === "number" && retryAfterMs > 0 ? retryAfterMs : 0;
+}
+
+function waitOrCancel(ms: number, scope: CancelScope): Promise<void> {
+  return new Promise((resolve) => {
+    const deadline = deadlines.add(ms, () => {
+      stop();
+      resolve();
+    });
+    const stop = scope.onCancel(() => {
+      deadline.cancel();
+      resolve();
+    });
+  });
 }
 
 /** Context assembly, the user's message, memory injection. Returns where the run's own messages start. */
@@ -179,14 +306,18 @@ async function prepareContext(input: RunLoopInput, ctx: RunContext, driver: RunD
     if (agent.memoryOnError === "fail") throw error;
   }
   driver.checkpointBoundary();
-  if (request.outputType !== undefined) {
-    try {
-      ctx.scratch.outputSchema = toJsonSchema(request.outputType, "output");
-    } catch {
-      // A schema that cannot describe itself is still validated; the provider just gets no native schema.
-    }
-  }
+  describeOutput(request, ctx);
   return firstNewMessage;
+}
+
+/** The output type as JSON Schema in `scratch.outputSchema`, for providers with a native structured mode. */
+function describeOutput(request: RunRequest, ctx: RunContext): void {
+  if (request.outputType === undefined) return;
+  try {
+    ctx.scratch.outputSchema = toJsonSchema(request.outputType, "output");
+  } catch {
+    // A schema that cannot describe itself is still validated; the provider just gets no native schema.
+  }
 }
 
 async function writeBackMemory(agent: ResolvedAgent, ctx: RunContext, log: RunEventLog): Promise<void> {

@@ -15,6 +15,7 @@ import {
 import type { ToolCallState, ToolGateDecision } from "./hook.js";
 import type { RunDriver } from "./run-driver.js";
 import { TerminateRun } from "./run-signals.js";
+import type { ToolCallRecord } from "./run-state.js";
 import { transitionToolCall } from "./run-status.js";
 import type { ToolCallContext } from "./tool-call-context.js";
 
@@ -31,6 +32,8 @@ export interface ToolStageOptions {
   appendResults: boolean;
   /** Resume inputs by call id (replayed calls). */
   resumeInputs?: ReadonlyMap<string, unknown>;
+  /** What a checkpoint recorded of these calls (a resumed step): finished calls are not run again. */
+  prior?: ReadonlyMap<string, ToolCallRecord>;
 }
 
 /**
@@ -51,13 +54,24 @@ export async function executeToolStage(
   let blockedReason: string | null = null;
   let limitReached = false;
   const maxToolCalls = driver.limits.maxToolCalls;
+  const states: ToolCallState[] = new Array(calls.length);
+  for (let index = 0; index < calls.length; index++) {
+    const call = calls[index]!;
+    const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status: "new" };
+    states[index] = state;
+    staged[index] = { state, tool: driver.agent.tools[call.name], context: undefined };
+  }
+  driver.inFlight = states;
+  // Durable runs: the model's answer (already in the transcript) is checkpointed before any call runs.
+  if (driver.durable && options.prior === undefined) await driver.checkpoint("tools");
 
   // Stage 1: ToolGate, serially, in the order the model issued the calls.
   for (let index = 0; index < calls.length; index++) {
     const call = calls[index]!;
-    const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status: "new" };
-    const entry: StagedCall = { state, tool: driver.agent.tools[call.name], context: undefined };
-    staged[index] = entry;
+    const entry = staged[index]!;
+    const state = entry.state;
+    const prior = options.prior?.get(call.id);
+    if (prior !== undefined && restorePrior(driver, entry, prior)) continue;
     if (blockedReason !== null || limitReached || driver.scope.cancelled) {
       fail(driver, state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);
       continue;
@@ -107,10 +121,22 @@ export async function executeToolStage(
     if (isBatchToolExecutor(executor) && allowed.length > 1) {
       for (const entry of allowed) await beforeExecute(driver, entry);
       const started = allowed.map((entry) => start(driver, entry));
+      if (driver.durable) await markStarted(driver, allowed);
       const results = await executor.executeBatch(allowed.map((entry) => entry.context!));
+      let resumable: unknown;
       for (let index = 0; index < allowed.length; index++) {
-        await settle(driver, allowed[index]!, results[index]!, started[index]!);
+        const entry = allowed[index]!;
+        const result = results[index]!;
+        if (driver.durable && isResumableFailure(result)) {
+          resumable ??= result.exception;
+          releaseForResume(entry);
+          continue;
+        }
+        await settle(driver, entry, result, started[index]!);
       }
+      // A batch counts as one step: one checkpoint for all its calls (LC-6).
+      if (driver.durable) await driver.checkpoint("tools");
+      if (resumable !== undefined) throw resumable;
     } else {
       // Calls allowed before a block still run: a block interrupts only the calls after it (LC-7).
       let stop = false;
@@ -121,15 +147,21 @@ export async function executeToolStage(
         }
         if (hasBeforeExecute(driver, entry)) await beforeExecute(driver, entry);
         const startedAt = start(driver, entry);
+        if (driver.durable) await markStarted(driver, [entry]);
         const result = await executor.execute(entry.context!);
+        if (driver.durable && isResumableFailure(result)) {
+          releaseForResume(entry);
+          await driver.checkpoint("tools");
+          throw result.exception;
+        }
         if (hasAfterExecute(driver, entry)) await settle(driver, entry, result, startedAt);
         else settleOutcome(driver, entry, result, performance.now() - startedAt, undefined);
+        if (driver.durable) await driver.checkpoint("tools");
         if (entry.state.status === "suspended") stop = true;
       }
     }
   }
 
-  const states = staged.map((entry) => entry.state);
   if (options.appendResults) appendResults(driver, states);
   driver.noteToolStep(states);
   if (driver.scope.cancelled) throw new TerminateRun(driver.scope.termination!);
@@ -137,9 +169,86 @@ export async function executeToolStage(
   if (limitReached) throw new TerminateRun({ type: "stopped", value: "max_tool_calls" });
   if (states.some((state) => state.status === "suspended")) {
     driver.suspendWith(states.filter((state) => state.status === "suspended"));
+    // A suspended step always checkpoints, durable or not: a decision resumes the run from it (LC-8).
+    await driver.checkpoint("suspended");
     throw new TerminateRun({ type: "suspended" });
   }
   return states;
+}
+
+/**
+ * A call a checkpoint recorded, in a resumed step. Finished calls keep their outcome and are not run again;
+ * a started call of a tool that is not idempotent has an unknown outcome and waits for a decision (DR-2);
+ * anything else (not started, or idempotent) runs normally. Returns whether the call needs nothing more.
+ */
+function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecord): boolean {
+  const { state } = entry;
+  switch (prior.status) {
+    case "succeeded":
+      state.status = "succeeded";
+      state.result = prior.result;
+      driver.ctx.toolResults.push({
+        toolCallId: state.id,
+        toolId: state.toolId,
+        result: prior.result,
+        success: true,
+      });
+      return true;
+    case "failed":
+    case "cancelled":
+      state.status = prior.status;
+      state.error = prior.error ?? { code: ERROR_CODES.TOOL_ERROR, message: "failed" };
+      return true;
+    case "suspended":
+      state.status = "suspended";
+      state.suspension = prior.suspension ?? { resumeMode: "replay_tool_call" };
+      return true;
+    case "running":
+    case "resuming":
+      if (entry.tool?.durableIdempotent !== false) return false;
+      driver.log.emit("tool.outcome_unknown", {
+        toolCallId: state.id,
+        toolId: state.toolId,
+        hint: "The run stopped while this call ran; decide whether to run it again, give its result, or deny it",
+      });
+      suspend(
+        driver,
+        state,
+        `The outcome of '${state.toolId}' is unknown: the run stopped while it ran and the tool is not idempotent`,
+        "replay_tool_call",
+        undefined,
+      );
+      return true;
+    case "new":
+      return false;
+  }
+}
+
+/** Durable runs: a started call of a non-idempotent tool is checkpointed as `running` before it runs. */
+async function markStarted(driver: RunDriver, entries: readonly StagedCall[]): Promise<void> {
+  let risky = false;
+  for (const entry of entries) {
+    if (entry.tool!.durableIdempotent !== false) continue;
+    driver.warnNotIdempotent(entry.state.toolId);
+    risky = true;
+  }
+  if (risky) await driver.checkpoint("tools");
+}
+
+/**
+ * A durable run hands a tool's rate limit or unavailability to its resume loop rather than to the model: the
+ * call did not happen, and the run resumes from its latest checkpoint and runs it again (DR-2).
+ */
+function isResumableFailure(result: ToolExecutionResult): boolean {
+  if (result.success || result.metadata.cancelled === true) return false;
+  const code = (result.exception as { code?: unknown } | undefined)?.code;
+  return code === ERROR_CODES.TOOL_RATE_LIMIT || code === ERROR_CODES.TOOL_UNAVAILABLE;
+}
+
+/** The call did not happen: it goes back to `new` for the checkpoint the resume continues from. */
+function releaseForResume(entry: StagedCall): void {
+  entry.context!.release();
+  entry.state.status = "new";
 }
 
 /**

@@ -39,11 +39,13 @@ export abstract class BasePattern implements Pattern {
   abstract react(): Promise<StepAction>;
 
   async execute(): Promise<unknown> {
-    this.injectValidationCorrection();
-    const resolution = await this.resolveFollowup({ context: this.context });
-    if (resolution?.status === "resolved") {
-      this.context.state.resolvedBy = "resolveFollowup";
-      return resolution.output;
+    if (!this.driver.takeResumed()) {
+      this.injectValidationCorrection();
+      const resolution = await this.resolveFollowup({ context: this.context });
+      if (resolution?.status === "resolved") {
+        this.context.state.resolvedBy = "resolveFollowup";
+        return resolution.output;
+      }
     }
     // The step bracket is inlined rather than `driver.runStep(() => this.react())`: a run parked on a tool
     // then holds one suspended frame less (S3), and a step allocates no closure.

@@ -54,6 +54,11 @@ export interface PatternDriver {
   /** The system prompt with the run's `systemPromptFragments`. */
   systemPrompt(): string | undefined;
   appendMessage(message: Message): void;
+  /**
+   * True once when the run was rebuilt from a checkpoint: the pattern continues after the restored steps and
+   * must not start the run over (no follow-up resolution, no first-turn set-up).
+   */
+  takeResumed(): boolean;
   /** The last structured-output failure, once (it is also in `ctx.scratch.lastValidationError`). */
   takeValidationError(): { attempt: number; message: string; expectedSchema: unknown } | undefined;
 }
@@ -73,4 +78,14 @@ export interface Pattern {
     stopReason: string;
     retries: number;
   }): Promise<ResponseRepairDecision | null> | ResponseRepairDecision | null;
+  /** What the pattern must remember across a resume (a plan, a position); JSON-serialisable. */
+  saveProgress?(): unknown;
+  /** Take back what `saveProgress` returned, before `execute()` continues a resumed run. */
+  restoreProgress?(progress: unknown): void;
+  /**
+   * Whether a step caught between its model call and the end of its tool calls may be finished by running the
+   * model's remaining calls and continuing (true for ReAct-shaped steps, the default). False: the run resumes
+   * from the start of that step instead.
+   */
+  readonly resumesMidStep?: boolean;
 }

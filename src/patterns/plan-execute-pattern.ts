@@ -9,18 +9,65 @@ const PLAN_INSTRUCTION =
  * as a ReAct loop of its own (`pattern.phase`, `pattern.step_started`); the last step's answer is the output.
  */
 export class PlanExecutePattern extends BasePattern {
+  /**
+   * The plan, the plan step in progress, and the last step's answer: what a resumed run continues from. It is
+   * advanced inside the step that finishes a plan step, so that step's checkpoint already holds the new value.
+   */
+  private progress: PlanProgress | null = null;
+
   constructor(private readonly options: { maxPlanSteps?: number } = {}) {
     super();
   }
 
+  saveProgress(): unknown {
+    return this.progress ?? undefined;
+  }
+
+  restoreProgress(progress: unknown): void {
+    const saved = progress as Partial<PlanProgress> | undefined;
+    if (saved && Array.isArray(saved.plan) && typeof saved.index === "number") {
+      this.progress = {
+        plan: saved.plan.map(String),
+        index: saved.index,
+        started: saved.started === true,
+        output: saved.output ?? "",
+      };
+    }
+  }
+
   override async execute(): Promise<unknown> {
-    this.injectValidationCorrection();
-    const resolution = await this.resolveFollowup({ context: this.context });
-    if (resolution?.status === "resolved") return resolution.output;
+    const driver = this.driver;
+    if (!driver.takeResumed() || this.progress === null) {
+      this.progress = null;
+      this.injectValidationCorrection();
+      const resolution = await this.resolveFollowup({ context: this.context });
+      if (resolution?.status === "resolved") return resolution.output;
+      await this.makePlan();
+      this.emit("pattern.plan_created", { plan: this.progress!.plan });
+      this.emit("pattern.phase", { phase: "execute" });
+    }
+    const progress = this.progress!;
+    while (progress.index < progress.plan.length) {
+      if (!progress.started) {
+        const planStep = progress.plan[progress.index]!;
+        this.emit("pattern.step_started", { step: progress.index + 1, planStep });
+        driver.appendMessage({
+          role: "user",
+          content: `Carry out step ${progress.index + 1} of ${progress.plan.length} of the plan: ${planStep}`,
+        });
+        progress.started = true;
+      }
+      await driver.runStep(() => this.react());
+    }
+    return progress.output;
+  }
+
+  /** One model call writes the plan (`pattern.phase` "plan"); the step ends with the plan in `progress`. */
+  private async makePlan(): Promise<void> {
     const driver = this.driver;
     const maxPlanSteps = this.options.maxPlanSteps ?? 8;
     this.emit("pattern.phase", { phase: "plan" });
-    const planAction = await driver.runStep(async () => {
+    await driver.runStep(async () => {
       const response = await this.callLlm({
         tools: [],
         system: [driver.systemPrompt(), PLAN_INSTRUCTION.replace("{max}", String(maxPlanSteps))]
@@ -28,38 +75,36 @@ export class PlanExecutePattern extends BasePattern {
           .join("\n\n"),
       });
       this.recordResponse(response);
+      const plan = parsePlan(response.text).slice(0, maxPlanSteps);
+      this.progress = { plan, index: 0, started: false, output: "" };
       return { type: "final", output: response.text };
     });
-    const plan = parsePlan(String((planAction as { output: unknown }).output)).slice(0, maxPlanSteps);
-    this.emit("pattern.plan_created", { plan });
-    this.emit("pattern.phase", { phase: "execute" });
-    let output: unknown = "";
-    for (let index = 0; index < plan.length; index++) {
-      const planStep = plan[index]!;
-      this.emit("pattern.step_started", { step: index + 1, planStep });
-      driver.appendMessage({
-        role: "user",
-        content: `Carry out step ${index + 1} of ${plan.length} of the plan: ${planStep}`,
-      });
-      for (;;) {
-        const action = await driver.runStep(() => this.react());
-        if (action.type === "final") {
-          output = action.output;
-          break;
-        }
-      }
-      this.emit("pattern.step_finished", { step: index + 1, action: "final" });
-    }
-    return output;
   }
 
   async react(): Promise<StepAction> {
     const response = await this.callLlm();
     this.recordResponse(response);
-    if (response.toolCalls.length === 0) return this.finalAnswer(response);
-    await this.callTools(response.toolCalls);
-    return { type: "continue" };
+    if (response.toolCalls.length > 0) {
+      await this.callTools(response.toolCalls);
+      return { type: "continue" };
+    }
+    const action = await this.finalAnswer(response);
+    const progress = this.progress;
+    if (progress !== null && action.type === "final") {
+      progress.output = action.output;
+      this.emit("pattern.step_finished", { step: progress.index + 1, action: "final" });
+      progress.index++;
+      progress.started = false;
+    }
+    return action;
   }
+}
+
+interface PlanProgress {
+  plan: string[];
+  index: number;
+  started: boolean;
+  output: unknown;
 }
 
 /** Plan steps from a numbered or bulleted list (or, failing that, non-empty lines). */

@@ -4,10 +4,11 @@ import type { RunEventLog } from "../events/run-event-log.js";
 import type { EventBus } from "../events/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import type { CancelScope } from "../loop/cancel-scope.js";
-import type { RunLoopOutcome } from "../loop/run-loop.js";
+import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
 import { runStatusOf } from "../loop/termination.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
+import { loadForResume, type PreparedResume } from "./prepare-resume.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 import { createRunUsage, type RunRecord, type RunRequest, type RunResult } from "./run-types.js";
 import type { RuntimePlugin } from "./runtime-plugin.js";
@@ -21,6 +22,8 @@ export interface ExecuteRequestInput {
   sessionManager: SessionManager;
   skills: SkillsManager;
   runtime: RuntimePlugin;
+  /** The request resumes a checkpoint (DR-3). */
+  resume?: PreparedResume;
 }
 
 const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
@@ -43,27 +46,46 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
     lastSequence: 0,
   };
   if (request.parentRunId !== undefined) record.parentRunId = request.parentRunId;
+  const resume = input.resume;
+  if (resume !== undefined && !resume.sameRun) record.parentRunId = resume.fromRunId;
+  // What the run already stored (a durable run's checkpoints stored its events as it went).
+  const stored = { sequence: 0 };
   // A chain rather than an async function: a run parked on a tool then holds pending reactions here, not a
   // suspended frame (S3).
-  return sessionManager
-    .saveRun(record)
+  // A run that goes on keeps its record untouched until it holds the session and knows it may go on.
+  const saved = resume?.sameRun ? Promise.resolve() : sessionManager.saveRun(record);
+  return saved
     .then(() => prepareSkills(input))
     .then(() =>
-      sessionManager.session(request.sessionId, (session) => runInSession(input, record, session.state), {
-        queueSize: agent.limits.sessionQueueSize,
-      }),
+      sessionManager.session(
+        request.sessionId,
+        (session) => runInSession(input, record, session.state, stored),
+        { queueSize: agent.limits.sessionQueueSize },
+      ),
     )
-    .then(undefined, (error: unknown) => failedBeforeLoop(input, error))
-    .then((result) => finish(input, record, result));
+    .then(undefined, (error: unknown) => {
+      if (error instanceof ResumeRefused) {
+        input.log.close();
+        throw error.error;
+      }
+      return failedBeforeLoop(input, error);
+    })
+    .then((result) => finish(input, record, result, stored.sequence));
+}
+
+/** A resume the store refused once the session was held: the request fails, the run's record is untouched. */
+class ResumeRefused {
+  constructor(readonly error: unknown) {}
 }
 
 function runInSession(
   input: ExecuteRequestInput,
   record: RunRecord,
   sessionState: Record<string, unknown>,
+  stored: { sequence: number },
 ): Promise<RunResult> {
   record.status = "running";
-  const loopInput = {
+  const loopInput: RunLoopInput = {
     agent: input.agent,
     request: input.request,
     log: input.log,
@@ -71,11 +93,30 @@ function runInSession(
     sessionManager: input.sessionManager,
     sessionState,
   };
+  const resume = input.resume;
+  const ready =
+    resume === undefined
+      ? input.agent.preflightTools.length === 0
+        ? undefined
+        : preflight(input)
+      : loadForResume(input.sessionManager, resume, input.agent, input.request.runId).then(
+          (found) => {
+            loopInput.resume = found.loaded;
+            loopInput.stored = found.stored;
+            stored.sequence = found.stored.sequence;
+            if (resume.sameRun) record.createdAt = found.loaded.record.createdAt;
+            return input.sessionManager.saveRun(record);
+          },
+          (error: unknown) => {
+            throw new ResumeRefused(error);
+          },
+        );
   const outcome =
-    input.agent.preflightTools.length === 0
-      ? input.runtime.run(loopInput)
-      : preflight(input).then(() => input.runtime.run(loopInput));
-  return outcome.then((finished) => persistOutcome(input, finished));
+    ready === undefined ? input.runtime.run(loopInput) : ready.then(() => input.runtime.run(loopInput));
+  return outcome.then((finished) => {
+    stored.sequence = finished.storedSequence;
+    return persistOutcome(input, finished);
+  });
 }
 
 /** What a finished run leaves in its session. A store failure here is logged; the run's result stands. */
@@ -95,7 +136,12 @@ async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcom
 }
 
 /** Close the log and store the run's events and final record. */
-async function finish(input: ExecuteRequestInput, record: RunRecord, result: RunResult): Promise<RunResult> {
+async function finish(
+  input: ExecuteRequestInput,
+  record: RunRecord,
+  result: RunResult,
+  storedSequence: number,
+): Promise<RunResult> {
   const { log, request, sessionManager } = input;
   log.close();
   record.status = runStatusOf(result.termination);
@@ -105,7 +151,7 @@ async function finish(input: ExecuteRequestInput, record: RunRecord, result: Run
   record.updatedAt = new Date().toISOString();
   record.lastSequence = log.lastSequence;
   try {
-    await sessionManager.appendEvents(request.runId, log.events);
+    await sessionManager.appendEvents(request.runId, log.eventsAfter(storedSequence));
     await sessionManager.saveRun(record);
   } catch (error) {
     getLogger().error(`Could not store run ${request.runId}: ${(error as Error).message}`);

@@ -5,15 +5,18 @@ import type { AppConfig } from "../config/app-config-schema.js";
 import { loadConfig, parseConfig } from "../config/load-config.js";
 import { nearMatch } from "../config/near-match.js";
 import { ConfigError, RunNotCompletedError } from "../errors/error-classes.js";
+import { ERROR_CODES } from "../errors/error-codes.js";
 import { RunEventLog } from "../events/run-event-log.js";
 import type { EventBus } from "../events/runtime-event.js";
 import { CancelScope } from "../loop/cancel-scope.js";
+import { parseCheckpointId } from "../loop/run-state.js";
 import { loadPlugin } from "../plugins/load-plugin.js";
 import { registerBuiltins } from "../plugins/register-builtins.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { executeRequest } from "./execute-request.js";
 import { loadAgent } from "./load-agent.js";
+import { type PreparedResume, prepareResume } from "./prepare-resume.js";
 import { type ReadOptions, RunChunkIterator, replayEvents } from "./read-run-events.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 import type { RunRecord, RunRequest, RunResult, RunStatus } from "./run-types.js";
@@ -198,11 +201,26 @@ export class Runtime {
     if (this.closed) throw new ConfigError("The runtime is closed", { hint: "Create a new Runtime" });
     const parts = this.components ?? (await this.starting);
     const agent = await this.resolveAgent(request.agentId);
-    const runId = request.runId ?? newId();
+    const resume =
+      request.resumeFromCheckpoint === undefined
+        ? undefined
+        : await prepareResume(parts.sessionManager, request.resumeFromCheckpoint, agent, request.runId);
+    const runId = resume?.sameRun ? resume.fromRunId : (request.runId ?? newId());
     if (this.liveRuns.has(runId))
-      throw new ConfigError(`Run '${runId}' is already running`, { hint: "Use a new runId" });
-    const sessionId = request.sessionId ?? `session-${newId()}`;
-    const normalized = { ...request, runId, sessionId };
+      throw new ConfigError(`Run '${runId}' is already running`, {
+        hint: resume ? "Wait for it to finish or suspend, or cancel it" : "Use a new runId",
+      });
+    const sessionId = this.sessionOf(request, resume);
+    const normalized =
+      resume === undefined
+        ? { ...request, runId, sessionId }
+        : {
+            ...request,
+            runId,
+            sessionId,
+            inputText: request.inputText || resume.inputText,
+            durable: request.durable ?? resume.durable,
+          };
     const scope = new CancelScope();
     // A caller's signal may outlive many runs: listen only while this run lasts.
     const signal = request.signal;
@@ -211,16 +229,84 @@ export class Runtime {
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
     }
-    const log = new RunEventLog(runId, sessionId, agent.id, parts.eventBus);
+    const log = new RunEventLog(runId, sessionId, agent.id, parts.eventBus, resume?.startAfter ?? 0);
     // A session made up for one run can never be named again; only named sessions are worth tracking.
     if (request.sessionId !== undefined) this.trackSession(sessionId, agent.id);
-    const done = executeRequest({ agent, request: normalized, log, scope, ...parts }).finally(() => {
+    const input = { agent, request: normalized, log, scope, ...parts };
+    const done = executeRequest(resume === undefined ? input : { ...input, resume }).finally(() => {
       if (signal && onAbort) signal.removeEventListener("abort", onAbort);
       this.liveRuns.delete(runId);
     });
     const live: LiveRun = { log, scope, done };
     this.liveRuns.set(runId, live);
     return live;
+  }
+
+  /** A resumed run stays in its session; a branch may move to another. */
+  private sessionOf(request: RunRequest, resume: PreparedResume | undefined): string {
+    if (resume === undefined) return request.sessionId ?? `session-${newId()}`;
+    if (resume.sameRun && request.sessionId !== undefined && request.sessionId !== resume.sessionId) {
+      throw new ConfigError(
+        `Checkpoint '${resume.checkpointId}' belongs to session '${resume.sessionId}', not '${request.sessionId}'`,
+        {
+          hint: "Leave sessionId out when resuming a run, or give a new runId to branch into another session",
+        },
+      );
+    }
+    return request.sessionId ?? resume.sessionId;
+  }
+
+  /**
+   * Resume from a checkpoint (DR-3), in this or any other process with the same store: the run's latest
+   * checkpoint continues the run itself; an earlier one branches a new run from that point.
+   */
+  async resume<T = unknown>(
+    checkpointId: string,
+    options: Omit<RunRequest<T>, "agentId" | "inputText" | "resumeFromCheckpoint"> = {},
+  ): Promise<RunResult<T>> {
+    await this.ready();
+    const agentId = await this.agentOfCheckpoint(checkpointId);
+    return this.runDetailed({ ...options, agentId, inputText: "", resumeFromCheckpoint: checkpointId });
+  }
+
+  /** Resume a run from its latest checkpoint: after a crash, or to pick up a run no process holds. */
+  async resumeRun<T = unknown>(
+    runId: string,
+    options: Omit<RunRequest<T>, "agentId" | "inputText" | "resumeFromCheckpoint" | "runId"> = {},
+  ): Promise<RunResult<T>> {
+    const checkpoints = await this.listRunCheckpoints(runId);
+    const latest = checkpoints[checkpoints.length - 1];
+    if (latest === undefined) {
+      throw new ConfigError(`Run '${runId}' has no checkpoint to resume from`, {
+        code: ERROR_CODES.RUN_NOT_RESUMABLE,
+        hint: "Durable runs (durable: true) checkpoint every step; other runs only when they suspend",
+      });
+    }
+    return this.resume(latest, options);
+  }
+
+  /** A run's checkpoint ids, oldest first. */
+  async listRunCheckpoints(runId: string): Promise<string[]> {
+    await this.ready();
+    const record = await this.sessionManager.getRun(runId);
+    if (record === null)
+      throw new ConfigError(`Unknown run '${runId}'`, { hint: "listRuns() shows the runs this store knows" });
+    const prefix = `${runId}:step:`;
+    return (await this.sessionManager.listCheckpoints(record.sessionId)).filter((id) =>
+      id.startsWith(prefix),
+    );
+  }
+
+  private async agentOfCheckpoint(checkpointId: string): Promise<string> {
+    const parsed = parseCheckpointId(checkpointId);
+    const record = parsed === null ? null : await this.sessionManager.getRun(parsed.runId);
+    if (record === null) {
+      throw new ConfigError(`Unknown checkpoint '${checkpointId}'`, {
+        code: ERROR_CODES.CHECKPOINT_UNKNOWN,
+        hint: "Run checkpoint ids look like '<runId>:step:<n>'; `keel checkpoints <runId>` lists a run's",
+      });
+    }
+    return record.agentId;
   }
 
   /** The loaded agent; unknown ids are a `ConfigError` with a near match. */

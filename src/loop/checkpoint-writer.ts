@@ -1,0 +1,102 @@
+import { KeelError } from "../errors/keel-error.js";
+import type { RunEventLog } from "../events/run-event-log.js";
+import type { Message } from "../models/message.js";
+import type { SessionManager } from "../sessions/session-manager.js";
+import { checkpointIdOf, type RunState } from "./run-state.js";
+
+/** Where a run's stored data ends: what a writer must not write again. */
+export interface StoredMarks {
+  /** Checkpoints the run has written (the next one is `n + 1`). */
+  checkpoints: number;
+  /** Run transcript messages stored. */
+  messages: number;
+  /** The last event sequence stored. */
+  sequence: number;
+  /** The latest checkpoint's id, if any. */
+  latestCheckpointId: string | null;
+}
+
+/**
+ * Writes a run's checkpoints (LC-6) in the one order that keeps the store consistent at every instant: the
+ * events since the last write, then the transcript messages since the last write, then the checkpoint, which is
+ * the commit point. A crash between them leaves events that did happen and messages past every checkpoint's
+ * `transcriptLength`, which the next write replaces. Nothing already stored is written again, so a step costs
+ * what it added, not what the run holds.
+ */
+export class CheckpointWriter {
+  private readonly marks: StoredMarks;
+
+  constructor(
+    private readonly store: SessionManager,
+    private readonly log: RunEventLog,
+    marks: StoredMarks,
+  ) {
+    this.marks = { ...marks };
+  }
+
+  get latestCheckpointId(): string | null {
+    return this.marks.latestCheckpointId;
+  }
+
+  get storedSequence(): number {
+    return this.marks.sequence;
+  }
+
+  /**
+   * Write `state` as the run's next checkpoint with the transcript up to `transcript.length`. A failing store
+   * emits `run.checkpoint_failed` and the run goes on (DR-4); the checkpoint id is used up either way.
+   */
+  async write(state: RunState, transcript: readonly Message[]): Promise<string | null> {
+    const marks = this.marks;
+    const checkpointId = checkpointIdOf(state.runId, ++marks.checkpoints);
+    try {
+      await this.flushEvents();
+      await this.flushMessages(transcript);
+      state.lastSequence = marks.sequence;
+      state.transcriptLength = transcript.length;
+      await this.store.createCheckpoint(state.sessionId, {
+        checkpointId,
+        state: state as unknown as Record<string, unknown>,
+        transcriptLength: transcript.length,
+        artifactCount: state.artifacts.length,
+      });
+    } catch (error) {
+      this.log.emit("run.checkpoint_failed", {
+        checkpointId,
+        error: (error as Error).message,
+        errorCode: KeelError.isInstance(error) ? error.code : "error.unknown",
+      });
+      return null;
+    }
+    marks.latestCheckpointId = checkpointId;
+    this.log.emit("run.checkpoint_saved", {
+      checkpointId,
+      step: state.step,
+      phase: state.phase,
+      transcriptLength: transcript.length,
+    });
+    return checkpointId;
+  }
+
+  /** The run's transcript was cut back to `length` (a resume): the next write rewrites it from there. */
+  rewind(length: number): void {
+    if (length < this.marks.messages) this.marks.messages = length;
+  }
+
+  /** Store the events emitted since the last write. */
+  async flushEvents(): Promise<void> {
+    const events = this.log.eventsAfter(this.marks.sequence);
+    if (events.length === 0) return;
+    await this.store.appendEvents(this.log.runId, events);
+    this.marks.sequence = events[events.length - 1]!.sequence;
+  }
+
+  /** Store the messages added since the last write (the whole transcript again if it shrank). */
+  private async flushMessages(transcript: readonly Message[]): Promise<void> {
+    const marks = this.marks;
+    const from = transcript.length < marks.messages ? 0 : marks.messages;
+    if (from === transcript.length && from === marks.messages) return;
+    await this.store.saveRunMessages(this.log.runId, from, transcript.slice(from));
+    marks.messages = transcript.length;
+  }
+}

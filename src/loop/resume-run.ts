@@ -1,0 +1,117 @@
+import type { Message, ToolCall } from "../models/message.js";
+import type { Pattern, StepAction } from "../patterns/pattern.js";
+import type { LoadedRunState } from "./load-run-state.js";
+import type { RunContext } from "./run-context.js";
+import type { RunDriver } from "./run-driver.js";
+import type { ToolCallRecord } from "./run-state.js";
+import { executeToolStage } from "./tool-stage.js";
+
+/** The model's answer that issued a step's calls. */
+export interface AssistantAnswer {
+  text: string;
+  calls: ToolCall[];
+}
+
+/** How a resumed run goes on from its checkpoint. */
+export type ResumePlan =
+  /** The run's last step gave the final output; nothing is left but to finish. */
+  | { kind: "finished"; output: unknown }
+  /** The step in flight is finished by running the model's remaining calls, then the pattern goes on. */
+  | { kind: "finish_step"; answer: AssistantAnswer; prior: ReadonlyMap<string, ToolCallRecord> }
+  /** The pattern goes on from the last complete step. */
+  | { kind: "continue" };
+
+/**
+ * Put a checkpoint's state back into a run's context and driver (DR-2, DR-3): transcript, usage, artifacts,
+ * session state, memory view, prompt fragments, step count and stop-condition memory. Context assembly and
+ * memory injection are not run again. Returns how the run goes on, and the transcript length the run
+ * continues from (shorter than the checkpoint's when a step in flight is rewound or re-finished).
+ */
+export function restoreRun(
+  loaded: LoadedRunState,
+  ctx: RunContext,
+  driver: RunDriver,
+  pattern: Pattern,
+): { plan: ResumePlan; transcriptLength: number } {
+  const { state } = loaded;
+  const transcript = ctx.transcript as Message[];
+  transcript.length = 0;
+  for (const message of loaded.transcript) transcript.push(message);
+  Object.assign(ctx.usage, state.usage, { costBreakdown: { ...state.usage.costBreakdown } });
+  const artifacts = ctx.artifacts;
+  artifacts.length = 0;
+  for (const artifact of state.artifacts) artifacts.push(artifact);
+  for (const key of Object.keys(ctx.state)) delete ctx.state[key];
+  Object.assign(ctx.state, state.sessionState);
+  ctx.memoryView = state.memoryView;
+  if (state.systemPromptFragments.length > 0) {
+    const fragments = ctx.systemPromptFragments;
+    fragments.length = 0;
+    for (const fragment of state.systemPromptFragments) fragments.push(fragment);
+  }
+  driver.restoreProgress(state);
+  if (state.patternProgress !== undefined) pattern.restoreProgress?.(state.patternProgress);
+  driver.pattern = pattern;
+  const plan = planResume(loaded, pattern, transcript, driver);
+  return { plan, transcriptLength: transcript.length };
+}
+
+function planResume(
+  loaded: LoadedRunState,
+  pattern: Pattern,
+  transcript: Message[],
+  driver: RunDriver,
+): ResumePlan {
+  const { state } = loaded;
+  if (state.phase === "step_end") {
+    if (state.final !== undefined && pattern.restoreProgress === undefined)
+      return { kind: "finished", output: state.final.output };
+    return { kind: "continue" };
+  }
+  // A step in flight: finish it from the model's answer when the pattern's steps are ReAct-shaped.
+  const answer = pattern.resumesMidStep === false ? -1 : findAnswer(transcript, state.toolCalls);
+  if (answer >= 0) {
+    // Results the step had already appended are dropped: the records hold them, and the stage appends every
+    // call's result again in the order the model issued them.
+    transcript.length = answer + 1;
+    const prior = new Map(state.toolCalls.map((record) => [record.id, record]));
+    const message = transcript[answer] as { content: string; toolCalls: ToolCall[] };
+    return { kind: "finish_step", answer: { text: message.content, calls: message.toolCalls }, prior };
+  }
+  // Otherwise the step starts over from where it began; calls it made are not known to the model.
+  transcript.length = Math.min(transcript.length, state.stepStartLength);
+  driver.step = state.step - 1;
+  return { kind: "continue" };
+}
+
+/** The index of the assistant message that issued exactly the checkpoint's calls, or -1. */
+function findAnswer(transcript: readonly Message[], calls: readonly ToolCallRecord[]): number {
+  if (calls.length === 0) return -1;
+  for (let index = transcript.length - 1; index >= 0; index--) {
+    const message = transcript[index]!;
+    if (message.role === "tool") continue;
+    if (message.role !== "assistant" || message.toolCalls === undefined) return -1;
+    if (message.toolCalls.length !== calls.length) return -1;
+    return message.toolCalls.every((call, position) => call.id === calls[position]!.id) ? index : -1;
+  }
+  return -1;
+}
+
+/** Finish the step a checkpoint caught in flight: the model's remaining calls, then StepEnd (DR-2). */
+export async function finishInterruptedStep(
+  driver: RunDriver,
+  answer: AssistantAnswer,
+  prior: ReadonlyMap<string, ToolCallRecord>,
+): Promise<void> {
+  driver.resumeStep(answer);
+  try {
+    await executeToolStage(driver, answer.calls, { appendResults: true, prior });
+  } catch (error) {
+    await driver.abortStep(error);
+    throw error;
+  }
+  const completed = driver.completeStep(CONTINUE);
+  if (completed !== undefined) await completed;
+}
+
+const CONTINUE: StepAction = Object.freeze({ type: "continue" }) as StepAction;
