@@ -622,7 +622,7 @@ describe("resume in another process (DR-3)", () => {
     });
     // Refusals change nothing in the store.
     expect(JSON.stringify(await shared.loadCheckpoint("sm", "m1:step:2"))).toBe(before);
-    expect(await shared.getRun("m1")).toMatchObject({ status: "created" });
+    expect(await shared.getRun("m1")).toMatchObject({ status: "running" });
   });
 
   it("does not continue a finished run, but branches a new run from an earlier checkpoint", async () => {

@@ -94,23 +94,26 @@ function runInSession(
     sessionState,
   };
   const resume = input.resume;
-  const ready =
-    resume === undefined
-      ? input.agent.preflightTools.length === 0
-        ? undefined
-        : preflight(input)
-      : loadForResume(input.sessionManager, resume, input.agent, input.request.runId).then(
-          (found) => {
-            loopInput.resume = found.loaded;
-            loopInput.stored = found.stored;
-            stored.sequence = found.stored.sequence;
-            if (resume.sameRun) record.createdAt = found.loaded.record.createdAt;
-            return input.sessionManager.saveRun(record);
-          },
-          (error: unknown) => {
-            throw new ResumeRefused(error);
-          },
-        );
+  let ready: Promise<unknown> | undefined;
+  if (resume !== undefined) {
+    ready = loadForResume(input.sessionManager, resume, input.agent, input.request.runId).then(
+      (found) => {
+        loopInput.resume = found.loaded;
+        loopInput.stored = found.stored;
+        stored.sequence = found.stored.sequence;
+        if (resume.sameRun) record.createdAt = found.loaded.record.createdAt;
+        return input.sessionManager.saveRun(record);
+      },
+      (error: unknown) => {
+        throw new ResumeRefused(error);
+      },
+    );
+  } else if (input.request.durable === true) {
+    // A durable run's record says `running` while it runs: after a crash, that is how `keel runs` finds it.
+    ready = input.sessionManager.saveRun(record);
+  }
+  if (input.agent.preflightTools.length > 0)
+    ready = ready === undefined ? preflight(input) : ready.then(() => preflight(input));
   const outcome =
     ready === undefined ? input.runtime.run(loopInput) : ready.then(() => input.runtime.run(loopInput));
   return outcome.then((finished) => {
