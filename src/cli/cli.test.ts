@@ -1,3 +1,4 @@
+// The whole command line, in-process against one temp dir and one set of helpers: hence past 400 lines.
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -6,6 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Runtime } from "../runtime/runtime.js";
 import { type CliIO, main, USAGE } from "./cli.js";
 import { describeError } from "./commands/run.js";
 
@@ -63,6 +65,20 @@ async function config(name: string, script: unknown[], extra: Record<string, unk
     ...extra,
   };
   await writeFile(path, JSON.stringify({ agents: [agent] }), "utf8");
+  return path;
+}
+
+/** Like {@link config}, with the runs kept in a jsonl_file store under `root`. */
+async function storedConfig(
+  name: string,
+  script: unknown[],
+  root: string,
+  extra: Record<string, unknown> = {},
+) {
+  const path = await config(name, script, extra);
+  const withStore = JSON.parse(readFileSync(path, "utf8"));
+  withStore.session = { type: "jsonl_file", config: { root_dir: root } };
+  await writeFile(path, JSON.stringify(withStore), "utf8");
   return path;
 }
 
@@ -263,7 +279,9 @@ describe("keel command line", () => {
     expect(out).toBe("");
     expect(err).toBe("Unknown command 'rnu'. Did you mean 'run'?\nRun 'keel --help' for usage.\n");
     const far = await cli(["deploy"]);
-    expect(far.err).toContain("Unknown command 'deploy'. Commands: run, validate, runs, help.");
+    expect(far.err).toContain(
+      "Unknown command 'deploy'. Commands: run, validate, runs, checkpoints, resume, help.",
+    );
     const option = await cli(["--verison"]);
     expect(option.err).toContain("Unknown option '--verison'. Did you mean '--version'?");
   });
@@ -372,11 +390,7 @@ describe("the built keel bin", () => {
 
 describe("keel runs", () => {
   it("lists the runs of a persistent store, filtered by session and status, readable or as JSON", async () => {
-    const root = join(dir, "store");
-    const path = await config("stored.json", [{ text: "one" }, { text: "two" }], {});
-    const withStore = JSON.parse(readFileSync(path, "utf8"));
-    withStore.session = { type: "jsonl_file", config: { root_dir: root } };
-    await writeFile(path, JSON.stringify(withStore), "utf8");
+    const path = await storedConfig("stored.json", [{ text: "one" }, { text: "two" }], join(dir, "store"));
     expect((await cli(["run", path, "first", "--session", "s1"])).code).toBe(0);
     expect((await cli(["run", path, "second", "--session", "s2"])).code).toBe(0);
 
@@ -401,5 +415,180 @@ describe("keel runs", () => {
     const { code, err } = await cli(["runs", path, "--status", "finished"]);
     expect(code).toBe(1);
     expect(err).toContain("--status must be created, running, waiting or done, not 'finished'");
+  });
+});
+
+describe("keel run --durable, keel checkpoints and keel resume", () => {
+  const root = () => join(dir, "durable-store");
+  // Step 1 asks for add, step 2 answers.
+  const script = [{ tool_calls: [{ name: "add", arguments: { a: 2, b: 40 } }] }, { text: "The sum is 42." }];
+  const runIdOf = (out: string) => /run ([0-9a-f-]{36})\n$/.exec(out)?.[1] ?? "";
+  let path: string;
+  let runId: string;
+
+  beforeAll(async () => {
+    path = await storedConfig("durable.json", script, root());
+    const run = await cli(["run", path, "add 2 and 40", "--durable"]);
+    expect(run.code).toBe(0);
+    runId = runIdOf(run.out);
+  });
+
+  it("lists a durable run's checkpoints oldest first, the latest marked, readable or as JSON", async () => {
+    const { code, out, err } = await cli(["checkpoints", path, runId]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    const lines = out.trimEnd().split("\n");
+    expect(lines.map((line) => line.replace(/ {2}\d{4}-\d\d-\d\dT[\d:.]+Z/, "  <time>"))).toEqual([
+      `${runId}:step:1  tools      step 1  transcript 2  <time>`,
+      `${runId}:step:2  tools      step 1  transcript 2  <time>`, // add finished; its result is in the state
+      `${runId}:step:3  step_end   step 1  transcript 3  <time>`,
+      `${runId}:step:4  step_end   step 2  transcript 4  <time>  latest`,
+    ]);
+
+    const json = await cli(["checkpoints", path, runId, "--json"]);
+    const records = json.out
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(records).toHaveLength(4);
+    expect(records[3]).toEqual({
+      checkpointId: `${runId}:step:4`,
+      phase: "step_end",
+      step: 2,
+      transcriptLength: 4,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      latest: true,
+    });
+    expect(records.slice(0, 3).every((record) => record.latest === false)).toBe(true);
+  });
+
+  it("says so for a run without checkpoints, and refuses an unknown run with exit 2 and a hint", async () => {
+    const plain = await cli(["run", path, "add 2 and 40"]);
+    expect(plain.code).toBe(0);
+    const none = await cli(["checkpoints", path, runIdOf(plain.out)]);
+    expect(none).toMatchObject({ code: 0, err: "" });
+    expect(none.out).toContain("has no checkpoints. (Durable runs, `keel run --durable`");
+    expect((await cli(["checkpoints", path, runIdOf(plain.out), "--json"])).out).toBe("");
+
+    const unknown = await cli(["checkpoints", path, "no-such-run"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.out).toBe("");
+    expect(unknown.err).toBe(
+      "config.error: Unknown run 'no-such-run': the config's session store has no such run\n" +
+        "hint: `keel runs <config>` lists the runs it knows\n",
+    );
+  });
+
+  it("refuses to continue a finished run from its latest checkpoint, with exit 2 and the earlier ones", async () => {
+    const { code, out, err } = await cli(["resume", path, `${runId}:step:4`]);
+    expect(code).toBe(2);
+    expect(out).toBe("");
+    expect(err).toBe(
+      `run.not_resumable: Run '${runId}' already finished (completed); it cannot go on\n` +
+        `hint: Resume an earlier checkpoint to branch a new run from it: ${runId}:step:1, ${runId}:step:2, ` +
+        `${runId}:step:3\n`,
+    );
+  });
+
+  it("branches a new run from an earlier checkpoint and streams it to completion", async () => {
+    // A process's scripted model starts at its first turn; a real model would answer from the transcript, which
+    // holds step 1 already. This script is that answer.
+    const branchPath = await storedConfig("durable-branch.json", [{ text: "The sum is 42." }], root());
+    const { code, out, err } = await cli(["resume", branchPath, `${runId}:step:3`]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(out).toMatch(/^The sum is 42\.\n✓ completed · 2 steps · 2 llm calls · 1 tool call · /);
+    const branchId = runIdOf(out);
+    expect(branchId).not.toBe(runId);
+    const runs = await cli(["runs", path, "--json"]);
+    const branch = runs.out
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .find((record) => record.runId === branchId);
+    expect(branch).toMatchObject({ parentRunId: runId, status: "done", stopReason: "completed" });
+    // The original run is untouched; the branch, durable as its origin, has checkpoints of its own.
+    expect((await cli(["checkpoints", path, runId])).out.trimEnd().split("\n")).toHaveLength(4);
+    expect((await cli(["checkpoints", path, branchId])).out).toMatch(/:step:1 .* latest\n$/);
+  });
+
+  it("streams a resumed run as JSON chunks, run.finished last", async () => {
+    const branchPath = await storedConfig("durable-json.json", [{ text: "The sum is 42." }], root());
+    const { code, out } = await cli(["resume", branchPath, `${runId}:step:2`, "--json"]);
+    expect(code).toBe(0);
+    const chunks = out
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { kind: string; result?: { stopReason: string; runId: string } });
+    expect(chunks[0]!.kind).toBe("run.started");
+    expect(chunks.at(-1)!.kind).toBe("run.finished");
+    expect(chunks.at(-1)!.result).toMatchObject({ stopReason: "completed" });
+    expect(chunks.at(-1)!.result!.runId).not.toBe(runId);
+  });
+
+  it("refuses unknown checkpoints and runs with exit 2, the error's code and its hint", async () => {
+    const malformed = await cli(["resume", path, "nonsense"]);
+    expect(malformed).toMatchObject({ code: 2, out: "" });
+    expect(malformed.err).toBe(
+      "checkpoint.unknown: 'nonsense' is not a run checkpoint id\n" +
+        "hint: Run checkpoint ids look like '<runId>:step:<n>'; `keel checkpoints <runId>` lists a run's\n",
+    );
+    const noRun = await cli(["resume", path, "no-such-run:step:1"]);
+    expect(noRun.code).toBe(2);
+    expect(noRun.err).toMatch(/^checkpoint\.unknown: Unknown checkpoint 'no-such-run:step:1'.*\nhint: /);
+    const noStep = await cli(["resume", path, `${runId}:step:99`]);
+    expect(noStep.code).toBe(2);
+    expect(noStep.err).toContain(`checkpoint.unknown: Unknown checkpoint '${runId}:step:99'`);
+    expect(noStep.err).toContain(`hint: The session's checkpoints: ${runId}:step:1, `);
+  });
+
+  it("refuses a checkpoint of another agent shape, or of an agent the config lacks", async () => {
+    const otherTools = await storedConfig("durable-other-tools.json", script, root(), {
+      tools: TOOLS.slice(0, 1),
+    });
+    const changed = await cli(["resume", otherTools, `${runId}:step:3`]);
+    expect(changed).toMatchObject({ code: 2, out: "" });
+    expect(changed.err).toMatch(/^checkpoint\.agent_mismatch: .* with other tools, pattern or model\nhint: /);
+
+    const otherAgent = await storedConfig("durable-other-agent.json", script, root(), { id: "helper" });
+    const missing = await cli(["resume", otherAgent, `${runId}:step:3`]);
+    expect(missing).toMatchObject({ code: 2, out: "" });
+    expect(missing.err).toBe(
+      `checkpoint.agent_mismatch: Checkpoint '${runId}:step:3' belongs to agent 'assistant', which this config ` +
+        "does not define\nhint: Resume it with the config that defines agent 'assistant' (this one has helper)\n",
+    );
+  });
+
+  it("refuses a checkpoint of another schema version", async () => {
+    const runtime = await Runtime.fromConfig(path);
+    try {
+      const record = (await runtime.getRun(runId))!;
+      const stored = (await runtime.sessionManager.loadCheckpoint(record.sessionId, `${runId}:step:1`))!;
+      await runtime.sessionManager.createCheckpoint(record.sessionId, {
+        checkpointId: `${runId}:step:5`,
+        state: { ...stored.state, schemaVersion: 99 },
+        transcriptLength: stored.transcriptLength,
+        artifactCount: 0,
+      });
+    } finally {
+      await runtime.close();
+    }
+    const { code, err } = await cli(["resume", path, `${runId}:step:5`]);
+    expect(code).toBe(2);
+    expect(err).toMatch(
+      /^checkpoint\.schema_version: Checkpoint '.*:step:5' has schema version 99; .*\nhint: /,
+    );
+  });
+
+  it("asks for the arguments checkpoints and resume need", async () => {
+    const checkpoints = await cli(["checkpoints", path]);
+    expect(checkpoints.code).toBe(1);
+    expect(checkpoints.err).toContain("Usage: keel checkpoints <config> <runId> [--json]");
+    const resume = await cli(["resume", path]);
+    expect(resume.code).toBe(1);
+    expect(resume.err).toContain("Usage: keel resume <config> <checkpointId> [--json]");
+    expect((await cli(["resume", path, "x", "--durable"])).err).toContain(
+      "Unknown option '--durable' for 'keel resume'.",
+    );
   });
 });

@@ -3,6 +3,8 @@ import { parseArgs } from "node:util";
 import { nearMatch } from "../config/near-match.js";
 import { type Logger, setLogger } from "../logging/logger.js";
 import type { RunStatus } from "../runtime/run-types.js";
+import { checkpointsCommand } from "./commands/checkpoints.js";
+import { resumeCommand } from "./commands/resume.js";
 import { describeError, runCommand } from "./commands/run.js";
 import { runsCommand } from "./commands/runs.js";
 import { type OutputStream, validateCommand } from "./commands/validate.js";
@@ -26,6 +28,7 @@ const COMMANDS = {
   run: {
     agent: { type: "string" },
     session: { type: "string" },
+    durable: { type: "boolean" },
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
@@ -35,6 +38,14 @@ const COMMANDS = {
   runs: {
     session: { type: "string" },
     status: { type: "string" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  checkpoints: {
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  resume: {
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
@@ -48,23 +59,32 @@ const COMMAND_NAMES = [...Object.keys(COMMANDS), "help"];
 export const USAGE = `keel — run Keel agents from a config file
 
 Usage:
-  keel run <config> "<input>" [--agent ID] [--session ID] [--json]
+  keel run <config> "<input>" [--agent ID] [--session ID] [--json] [--durable]
   keel validate <config>
   keel runs <config> [--session ID] [--status STATUS] [--json]
+  keel checkpoints <config> <runId> [--json]
+  keel resume <config> <checkpointId> [--json]
   keel help | --help
   keel --version
 
 Commands:
-  run        Run an agent on the input and stream what it does: text, tool calls, a summary
-  validate   Check a config file and list its agents
-  runs       List the runs the config's session store knows (status: created, running, waiting, done)
+  run          Run an agent on the input and stream what it does: text, tool calls, a summary
+  validate     Check a config file and list its agents
+  runs         List the runs the config's session store knows (status: created, running, waiting, done)
+  checkpoints  List a run's checkpoints, oldest first, the latest marked
+  resume       Resume a run from a checkpoint and stream it as run does: the run's latest checkpoint
+               continues the run, an earlier one branches a new run from that point
 
 Options for run:
   --agent ID     The agent to run (default: the config's first agent)
   --session ID   Run in this session (default: a new one)
-  --json         Print each stream chunk as one JSON line instead of readable output
+  --json         Print each stream chunk as one JSON line instead of readable output (also for resume)
+  --durable      Checkpoint after every model call, tool call and step, so that the run can be resumed
+                 (from another process too, with a jsonl_file, sqlite or postgres session store)
 
 Exit codes: 0 completed, 2 suspended (a tool call awaits approval), 1 any other outcome or error.
+  checkpoints and resume also exit 2 for a run or checkpoint the store does not know, and resume for a
+  checkpoint it refuses (another agent shape or schema version, the latest of a finished run).
 Environment: NO_COLOR=1 turns colour off; KEEL_DEBUG=1 prints stack traces.
 `;
 
@@ -136,9 +156,33 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       stdout: io.stdout,
     });
   }
+  if (command === "checkpoints") {
+    if (positionals.length !== 2) throw new UsageError("Usage: keel checkpoints <config> <runId> [--json]");
+    return checkpointsCommand({
+      configPath: positionals[0]!,
+      runId: positionals[1]!,
+      json: values.json === true,
+      stdout: io.stdout,
+      stderr: io.stderr,
+    });
+  }
+  const output = {
+    json: values.json === true,
+    stdout: io.stdout,
+    stderr: io.stderr,
+    isTTY: io.isTTY === true,
+    env,
+    ...(io.signal === undefined ? {} : { signal: io.signal }),
+  };
+  if (command === "resume") {
+    if (positionals.length !== 2) throw new UsageError("Usage: keel resume <config> <checkpointId> [--json]");
+    return resumeCommand({ ...output, configPath: positionals[0]!, checkpointId: positionals[1]! });
+  }
   const [configPath, ...words] = positionals;
   if (configPath === undefined || words.length === 0) {
-    throw new UsageError('Usage: keel run <config> "<input>" [--agent ID] [--session ID] [--json]');
+    throw new UsageError(
+      'Usage: keel run <config> "<input>" [--agent ID] [--session ID] [--json] [--durable]',
+    );
   }
   const agentId = typeof values.agent === "string" ? values.agent : undefined;
   const sessionId = typeof values.session === "string" ? values.session : undefined;
@@ -148,12 +192,8 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
     input: words.join(" "),
     ...(agentId === undefined ? {} : { agentId }),
     ...(sessionId === undefined ? {} : { sessionId }),
-    json: values.json === true,
-    stdout: io.stdout,
-    stderr: io.stderr,
-    isTTY: io.isTTY === true,
-    env,
-    ...(io.signal === undefined ? {} : { signal: io.signal }),
+    durable: values.durable === true,
+    ...output,
   });
 }
 

@@ -1,19 +1,16 @@
 import { styleText } from "node:util";
 import { formatConfigError } from "../../config/config-issues.js";
-import { KeelError } from "../../errors/keel-error.js";
-import type { RunResult, StopReason } from "../../runtime/run-types.js";
+import { type ErrorDetails, KeelError, toErrorDetails } from "../../errors/keel-error.js";
+import type { RunRequest, RunResult, StopReason } from "../../runtime/run-types.js";
 import { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import type { OutputStream } from "./validate.js";
 
-/** What `keel run` needs; streams and environment are passed in so tests run it in-process. */
-export interface RunCommandOptions {
-  configPath: string;
-  input: string;
-  /** The agent to run; the config's first agent when absent. */
-  agentId?: string;
-  /** Continue this session; a new one when absent. */
-  sessionId?: string;
+/**
+ * Where `keel run` and `keel resume` print, and how; streams and environment are passed in so tests run them
+ * in-process.
+ */
+export interface RunOutputOptions {
   /** One JSON stream chunk per line on stdout instead of the readable rendering. */
   json: boolean;
   stdout: OutputStream;
@@ -26,8 +23,35 @@ export interface RunCommandOptions {
   signal?: AbortSignal;
 }
 
+/** What `keel run` needs. */
+export interface RunCommandOptions extends RunOutputOptions {
+  configPath: string;
+  input: string;
+  /** The agent to run; the config's first agent when absent. */
+  agentId?: string;
+  /** Continue this session; a new one when absent. */
+  sessionId?: string;
+  /** Checkpoint after every model call, tool call and step (`durable: true`). */
+  durable?: boolean;
+}
+
+/** What {@link streamRunCommand} needs besides where to print. */
+export interface StreamRunOptions extends RunOutputOptions {
+  configPath: string;
+  /** The run to start, built once the config's runtime is loaded. */
+  request: (runtime: Runtime) => RunRequest | Promise<RunRequest>;
+  /**
+   * Codes of errors that refuse the request before it starts (an unknown checkpoint, say): they are printed as
+   * `code: message` with their hint and exit {@link REFUSED_EXIT_CODE}. Any other error exits 1.
+   */
+  refusalCodes?: readonly string[];
+}
+
 /** Exit codes: the shell tells a finished run from one waiting for a human from everything else. */
 export const RUN_EXIT_CODES = Object.freeze({ completed: 0, failed: 1, suspended: 2 });
+
+/** What `keel resume` and `keel checkpoints` exit with when the store refuses the checkpoint or lacks the run. */
+export const REFUSED_EXIT_CODE = 2;
 
 /** Tool arguments and results longer than this are cut, so one call stays one readable line. */
 const MAX_VALUE_CHARS = 200;
@@ -41,20 +65,32 @@ type Paint = (format: Format, text: string) => string;
  * JSON line. Returns 0 when the run completed, 2 when it is suspended awaiting a decision, and 1 for any other
  * stop reason or a config/plugin error (printed as the error's string form with its hint, never a stack).
  */
-export async function runCommand(options: RunCommandOptions): Promise<number> {
+export function runCommand(options: RunCommandOptions): Promise<number> {
+  return streamRunCommand({
+    ...options,
+    request: (runtime) => ({
+      agentId: options.agentId ?? runtime.listAgents()[0]?.id ?? "",
+      inputText: options.input,
+      ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+      ...(options.durable ? { durable: true } : {}),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    }),
+  });
+}
+
+/**
+ * Load the config's runtime, stream the run `options.request` describes with the readable or JSON rendering, and
+ * return its exit code: 0 completed, 2 suspended, 1 anything else; see {@link StreamRunOptions.refusalCodes}
+ * for errors that refuse the request. The runtime is closed whatever happens.
+ */
+export async function streamRunCommand(options: StreamRunOptions): Promise<number> {
   const { stdout, stderr } = options;
   const env = options.env ?? process.env;
   const debug = env.KEEL_DEBUG === "1";
   let runtime: Runtime | undefined;
   try {
     runtime = await Runtime.fromConfig(options.configPath);
-    const agentId = options.agentId ?? runtime.listAgents()[0]?.id ?? "";
-    const request = {
-      agentId,
-      inputText: options.input,
-      ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    };
+    const request = await options.request(runtime);
     const renderer = options.json
       ? jsonRenderer(stdout)
       : readableRenderer(stdout, painter(options.isTTY && !env.NO_COLOR));
@@ -73,6 +109,10 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
     if (result.stopReason !== "completed") reportProblem(result, stderr, debug);
     return exitCodeOf(result.stopReason);
   } catch (error) {
+    if (KeelError.isInstance(error) && options.refusalCodes?.includes(error.code)) {
+      stderr.write(`${describeDetails(toErrorDetails(error))}\n`);
+      return REFUSED_EXIT_CODE;
+    }
     stderr.write(`${describeError(error, debug)}\n`);
     return RUN_EXIT_CODES.failed;
   } finally {
@@ -94,6 +134,11 @@ export function describeError(error: unknown, debug: boolean): string {
   if (debug && stack) return `${text}\n${stack}`;
   // Keel's errors carry their own hint; anything else is unexpected, and its stack is what a bug report needs.
   return KeelError.isInstance(error) ? text : `${text}\nhint: Set KEEL_DEBUG=1 to print the stack trace.`;
+}
+
+/** An error a user acts on by its code: `code: message`, then a `hint:` line when it has one. */
+export function describeDetails(details: Pick<ErrorDetails, "code" | "message" | "hint">): string {
+  return `${details.code}: ${details.message}${details.hint ? `\nhint: ${details.hint}` : ""}`;
 }
 
 function jsonRenderer(stdout: OutputStream): (chunk: RunStreamChunk) => void {
@@ -201,9 +246,8 @@ function reportProblem(result: RunResult, stderr: OutputStream, debug: boolean):
     stderr.write(`${describeError(result.exception, debug)}\n`);
     return;
   }
-  const details = result.errorDetails;
-  if (details) {
-    stderr.write(`${details.code}: ${details.message}\n${details.hint ? `hint: ${details.hint}\n` : ""}`);
+  if (result.errorDetails) {
+    stderr.write(`${describeDetails(result.errorDetails)}\n`);
     return;
   }
   if (result.error) {
