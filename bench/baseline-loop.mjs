@@ -4,8 +4,11 @@
  * store: the floor of what an agent loop costs with this model and tool in this process.
  */
 
-/** Run to the final text; `tools` maps a name to `{ execute, inputSchema }`. */
-export async function runBaselineLoop({ model, tools, inputText, maxSteps = 64 }) {
+/**
+ * Run to the final text; `tools` maps a name to `{ execute, inputSchema }`. `onStep(messages)`, when given, is
+ * called after every step (S4's hand-written checkpoint).
+ */
+export async function runBaselineLoop({ model, tools, inputText, maxSteps = 64, onStep }) {
   const toolSpecs = specsOf(tools);
   const messages = [{ role: "user", content: inputText }];
   for (let step = 0; step < maxSteps; step++) {
@@ -19,6 +22,7 @@ export async function runBaselineLoop({ model, tools, inputText, maxSteps = 64 }
     }
     if (toolCalls.length === 0) {
       messages.push({ role: "assistant", content: text });
+      if (onStep !== undefined) onStep(messages);
       return { text, steps: step + 1, messages };
     }
     messages.push({ role: "assistant", content: text, toolCalls });
@@ -31,6 +35,7 @@ export async function runBaselineLoop({ model, tools, inputText, maxSteps = 64 }
         content: typeof result === "string" ? result : JSON.stringify(result),
       });
     }
+    if (onStep !== undefined) onStep(messages);
   }
   throw new Error("max steps");
 }

@@ -8,9 +8,13 @@ export function keelTool(name, execute, inputSchema) {
   return defineTool({ name, description: `bench tool ${name}`, inputSchema, execute });
 }
 
-/** A runtime with one agent on `model` and `tools`, defaults everywhere else (in-memory store, async bus). */
-export function createKeelRuntime({ model, tools, maxSteps = 64 }) {
+/**
+ * A runtime with one agent on `model` and `tools`, defaults everywhere else (async bus; the in-memory store
+ * unless `session` names another, as a config's `session` entry does).
+ */
+export function createKeelRuntime({ model, tools, maxSteps = 64, session }) {
   return Runtime.fromDict({
+    ...(session === undefined ? {} : { session }),
     agents: [{ id: AGENT_ID, name: "Bench", tools, llm: model, runtime: { max_steps: maxSteps } }],
   });
 }

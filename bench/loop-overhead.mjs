@@ -8,15 +8,17 @@ import { fullGc, median, now, percentile, timeSequentialRuns } from "./measure.m
 
 /**
  * @param {number[]} toolStepCounts e.g. [10] for S1, [10, 50] for S5
- * @returns {Map<string, Map<number, {usPerStepWall:number, usPerStepCpu:number, p99RunMs:number, runs:number}>>}
- *   impl → tool steps → figures
+ * @param {object} options `impls(toolSteps)` gives the implementations (default: Keel and the hand-written
+ *   loop); `settleRuns` untimed runs precede every repetition's timed ones (default 10)
+ * @returns {Map<string, Map<number, {usPerStepWall:number, usPerStepCpu:number, p99RunMs:number, runs:number,
+ *   usPerStepWallByRep:number[]}>>} impl → tool steps → figures (medians; the wall figure of each repetition too)
  */
 export async function measureLoopOverhead(
   toolStepCounts,
-  { reps, minMs, minRuns, warmupMs, log = () => {} },
+  { reps, minMs, minRuns, warmupMs, settleRuns = 10, impls: implsOf = loopImpls, log = () => {} },
 ) {
   const samples = new Map();
-  const implsBySteps = new Map(toolStepCounts.map((toolSteps) => [toolSteps, loopImpls(toolSteps)]));
+  const implsBySteps = new Map(toolStepCounts.map((toolSteps) => [toolSteps, implsOf(toolSteps)]));
 
   for (const impls of implsBySteps.values()) {
     for (const impl of impls) {
@@ -33,7 +35,7 @@ export async function measureLoopOverhead(
       const ordered = rep % 2 === 0 ? impls : [...impls].reverse();
       for (const impl of ordered) {
         const instance = await impl.open();
-        for (let index = 0; index < 10; index++) await instance.runOnce();
+        for (let index = 0; index < settleRuns; index++) await instance.runOnce();
         await fullGc();
         const timed = await timeSequentialRuns(() => instance.runOnce(), { minRuns, minMs });
         await instance.close();
@@ -64,6 +66,7 @@ export async function measureLoopOverhead(
         usPerStepCpu: median(list.map((figures) => figures.usPerStepCpu)),
         p99RunMs: median(list.map((figures) => figures.p99RunMs)),
         runs: list.reduce((total, figures) => total + figures.runs, 0),
+        usPerStepWallByRep: list.map((figures) => figures.usPerStepWall),
       });
     }
     result.set(implName, out);

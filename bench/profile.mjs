@@ -4,16 +4,43 @@
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile.mjs S1 [seconds]   # 11-step runs back to back
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile.mjs S2 [seconds]   # 1,000-delta streams
  *   node --expose-gc bench/profile.mjs S3 [n] [--snapshot]                   # n parked runs: heap by type
+ *   node bench/profile.mjs S4 <store> [seconds]        # durable S1 runs: time per store call, per step
  *
  * S3 prints the heap growth per parked run and, with --snapshot, writes a heap snapshot (open it in Chrome
- * DevTools → Memory, compare with the `before` one).
+ * DevTools → Memory, compare with the `before` one). S4 runs durable S1 runs on one store (in_memory,
+ * jsonl_file, sqlite or postgres; the files go to a temp dir, Postgres to a schema dropped afterwards) and
+ * prints, per step, the wall time spent inside each store method and outside the store.
  */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import v8 from "node:v8";
 import { AGENT_ID, createKeelRuntime, keelTool } from "./keel-runtime.mjs";
-import { loopImpls } from "./loop-impls.mjs";
+import { keelLoopImpl, loopImpls } from "./loop-impls.mjs";
 import { heapAfterGc, now, waitUntil } from "./measure.mjs";
 import { createDeltaModel, createToolLoopModel } from "./models.mjs";
 import { createParkingTool, WAIT_SCHEMA } from "./tools.mjs";
+
+/** The SessionManager methods S4 times (`session()` holds a whole run, so it is left out). */
+const STORE_METHODS = [
+  "getState",
+  "setState",
+  "appendMessage",
+  "appendMessages",
+  "loadMessages",
+  "saveArtifact",
+  "listArtifacts",
+  "createCheckpoint",
+  "loadCheckpoint",
+  "listCheckpoints",
+  "saveRun",
+  "getRun",
+  "appendEvents",
+  "loadEvents",
+  "saveRunMessages",
+  "loadRunMessages",
+];
 
 const [scenario = "S1", amount, ...flags] = process.argv.slice(2);
 
@@ -71,7 +98,79 @@ if (scenario === "S1" || scenario === "S5") {
   for (const resolve of parking.resolvers) resolve(0);
   await Promise.all(done);
   await runtime.close();
+} else if (scenario === "S4") {
+  await profileStoreCalls(amount ?? "in_memory", Number(flags[0] ?? 5));
 } else {
-  console.error("usage: node bench/profile.mjs S1|S2|S3|S5 [seconds|n] [--snapshot]");
+  console.error("usage: node bench/profile.mjs S1|S2|S3|S4|S5 [seconds|n|store] [--snapshot]");
   process.exit(2);
+}
+
+/**
+ * S4: durable S1 runs on `store` for `seconds`; the wall time from the call of each store method until its
+ * promise settles, per step. Other work can run while a call waits (the async event bus, say), so the in-memory
+ * store's figures are upper bounds; `--cpu-prof` shows where its time goes.
+ */
+async function profileStoreCalls(store, seconds) {
+  const dir = await mkdtemp(join(tmpdir(), "keel-profile-s4-"));
+  const schema = `keel_profile_${randomBytes(6).toString("hex")}`;
+  const sessions = {
+    in_memory: undefined,
+    jsonl_file: { type: "jsonl_file", config: { root_dir: join(dir, "jsonl") } },
+    sqlite: { type: "sqlite", config: { db_path: join(dir, "profile.db") } },
+    postgres: { type: "postgres", config: { schema } },
+  };
+  if (!(store in sessions))
+    throw new Error(`Unknown store '${store}'; known: ${Object.keys(sessions).join(", ")}`);
+  const spent = new Map();
+  const calls = new Map();
+  const timeStoreCalls = (runtime) => {
+    const manager = runtime.sessionManager;
+    for (const name of STORE_METHODS) {
+      const original = manager[name];
+      manager[name] = async (...args) => {
+        const start = now();
+        try {
+          return await original.apply(manager, args);
+        } finally {
+          spent.set(name, (spent.get(name) ?? 0) + now() - start);
+          calls.set(name, (calls.get(name) ?? 0) + 1);
+        }
+      };
+    }
+  };
+  const durable = keelLoopImpl(10, { session: sessions[store], durable: true, onOpen: timeStoreCalls });
+  try {
+    const instance = await durable.open();
+    for (let index = 0; index < 5; index++) await instance.runOnce();
+    spent.clear();
+    calls.clear();
+    let runs = 0;
+    const start = now();
+    const until = start + seconds * 1000;
+    while (now() < until) {
+      await instance.runOnce();
+      runs++;
+    }
+    const wall = now() - start;
+    await instance.close();
+    const steps = runs * 11;
+    const perStep = (ms) => ((ms * 1000) / steps).toFixed(1).padStart(8);
+    console.log(`S4 ${store}: ${runs} durable runs of 11 steps, ${perStep(wall)} µs/step in all`);
+    const rows = [...spent].sort((a, b) => b[1] - a[1]);
+    for (const [name, ms] of rows)
+      console.log(
+        `  ${name.padEnd(20)} ${perStep(ms)} µs/step  ${(calls.get(name) / runs).toFixed(1)} calls/run`,
+      );
+    const inStore = rows.reduce((total, [, ms]) => total + ms, 0);
+    console.log(`  ${"outside the store".padEnd(20)} ${perStep(wall - inStore)} µs/step`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+    if (store === "postgres") {
+      const { resolveConnectionString } = await import("../dist/stores/postgres/index.js");
+      const { default: pg } = await import("pg");
+      const pool = new pg.Pool({ connectionString: resolveConnectionString(), max: 1 });
+      await pool.query(`drop schema if exists ${schema} cascade`);
+      await pool.end();
+    }
+  }
 }

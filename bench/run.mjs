@@ -6,9 +6,16 @@ import os from "node:os";
 import { s1LoopOverhead } from "./scenarios/s1-loop-overhead.mjs";
 import { s2Streaming } from "./scenarios/s2-streaming.mjs";
 import { s3ParkedRuns } from "./scenarios/s3-parked-runs.mjs";
+import { s4CheckpointCost } from "./scenarios/s4-checkpoint-cost.mjs";
 import { s5HistoryScaling } from "./scenarios/s5-history-scaling.mjs";
 
-const SCENARIOS = { S1: s1LoopOverhead, S2: s2Streaming, S3: s3ParkedRuns, S5: s5HistoryScaling };
+const SCENARIOS = {
+  S1: s1LoopOverhead,
+  S2: s2Streaming,
+  S3: s3ParkedRuns,
+  S4: s4CheckpointCost,
+  S5: s5HistoryScaling,
+};
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
