@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   defineTool,
+  type HookContext,
   LLMRateLimitError,
   type Message,
   type RunResult,
@@ -538,6 +539,58 @@ describe("resume in another process (DR-3)", () => {
     const result = await second.runtime.resumeRun("k5");
     expect(result).toMatchObject({ stopReason: "completed", finalOutput: "All done: 3 and 7" });
     expect(model2.callCount).toBe(0);
+  });
+
+  it("gives the session a run's messages and artifacts once when killed while storing them", async () => {
+    const reference = await referenceRun();
+    const shared = new InMemorySessionManager();
+    const agent = () => ({
+      tools: tools(new Ledger(), { recordIdempotent: true }),
+      llm: twoStepScript(),
+      // One artifact per step, in the run's state and so in its checkpoints.
+      hooks: [
+        {
+          stepEnd: (ctx: HookContext) => {
+            ctx.run.artifacts.push({
+              name: `step-${ctx.step}`,
+              kind: "note",
+              payload: ctx.step,
+              metadata: {},
+            });
+          },
+        },
+      ],
+    });
+    let saved = 0;
+    const first = await startProcess(shared, agent(), (view) => {
+      const saveArtifact = view.saveArtifact;
+      // Killed once the session has the messages and the first two of the three artifacts.
+      view.saveArtifact = async (id, artifact) => {
+        await saveArtifact(id, artifact);
+        if (++saved === 2) await view.die();
+      };
+    });
+    void first.runtime.runDetailed({
+      agentId: "a",
+      inputText: "go",
+      durable: true,
+      runId: "k6",
+      sessionId: "s6",
+    });
+    await waitFor(() => first.view.isCrashed);
+    expect(await shared.loadMessages("s6")).toEqual(reference.transcript);
+    expect(await shared.getRun("k6")).toMatchObject({ status: "running" });
+
+    const second = await startProcess(shared, agent());
+    const result = await second.runtime.resumeRun("k6");
+    expect(result).toMatchObject({ stopReason: "completed", finalOutput: "All done: 3 and 7" });
+    expect(await shared.loadMessages("s6")).toEqual(reference.transcript);
+    expect((await shared.listArtifacts("s6")).map((artifact) => artifact.name)).toEqual([
+      "step-1",
+      "step-2",
+      "step-3",
+    ]);
+    expect(await shared.getRun("k6")).toMatchObject({ status: "done", stopReason: "completed" });
   });
 
   it("resumes the plan-execute pattern at the plan step it was on", async () => {

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { PermanentToolError } from "../errors/error-classes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
@@ -6,11 +7,18 @@ import { getLogger } from "../logging/logger.js";
 import type { CancelScope } from "../loop/cancel-scope.js";
 import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
 import { runStatusOf } from "../loop/termination.js";
+import type { Message } from "../models/message.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { loadForResume, type PreparedResume } from "./prepare-resume.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
-import { createRunUsage, type RunRecord, type RunRequest, type RunResult } from "./run-types.js";
+import {
+  createRunUsage,
+  type RunArtifact,
+  type RunRecord,
+  type RunRequest,
+  type RunResult,
+} from "./run-types.js";
 import type { RuntimePlugin } from "./runtime-plugin.js";
 
 export interface ExecuteRequestInput {
@@ -128,14 +136,59 @@ async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcom
   if (result.stopReason === "suspended") return result;
   const { sessionManager, request } = input;
   try {
-    if (outcome.newMessages.length > 0)
-      await sessionManager.appendMessages(request.sessionId, outcome.newMessages);
-    for (const artifact of result.artifacts) await sessionManager.saveArtifact(request.sessionId, artifact);
+    let messages = outcome.newMessages;
+    let artifacts = result.artifacts;
+    if (
+      input.resume?.sameRun === true &&
+      (await sessionEndsWith(sessionManager, request.sessionId, messages))
+    ) {
+      messages = [];
+      artifacts = artifacts.slice(await storedArtifacts(sessionManager, request.sessionId, artifacts));
+    }
+    if (messages.length > 0) await sessionManager.appendMessages(request.sessionId, messages);
+    for (const artifact of artifacts) await sessionManager.saveArtifact(request.sessionId, artifact);
   } catch (error) {
     getLogger().error(`Could not store the messages of run ${request.runId}: ${(error as Error).message}`);
     result.metadata.storeError = (error as Error).message;
   }
   return result;
+}
+
+/**
+ * Whether the session already ends with a resumed run's messages: the process that ran it died after giving
+ * them to the session and before its final record was stored, so the run was resumed from its last checkpoint.
+ * They are not appended twice. (The run held the session until it died, so nothing of that run's time follows
+ * them; only a run of the same session between the crash and the resume would hide them from this check.)
+ */
+async function sessionEndsWith(
+  store: SessionManager,
+  sessionId: string,
+  messages: readonly Message[],
+): Promise<boolean> {
+  if (messages.length === 0) return false;
+  const stored = await store.loadMessages(sessionId);
+  if (stored.length < messages.length) return false;
+  return isDeepStrictEqual(stored.slice(-messages.length), asStored(messages));
+}
+
+/** How many of a resumed run's artifacts its dead process saved (the session's artifacts end with them). */
+async function storedArtifacts(
+  store: SessionManager,
+  sessionId: string,
+  artifacts: readonly RunArtifact[],
+): Promise<number> {
+  if (artifacts.length === 0) return 0;
+  const stored = await store.listArtifacts(sessionId);
+  const ours = asStored(artifacts);
+  for (let count = Math.min(ours.length, stored.length); count > 0; count--) {
+    if (isDeepStrictEqual(stored.slice(-count), ours.slice(0, count))) return count;
+  }
+  return 0;
+}
+
+/** Values as a store gives them back (no `undefined` properties). */
+function asStored<T>(values: readonly T[]): T[] {
+  return JSON.parse(JSON.stringify(values)) as T[];
 }
 
 /** Close the log and store the run's events and final record. */
