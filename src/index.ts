@@ -32,6 +32,7 @@ export { EVENT_SCHEMAS, type EventSchema } from "./events/event-schemas.js";
 export { FileLoggingEventBus } from "./events/file-logging-event-bus.js";
 export { type EventBus, type EventHandler, RuntimeEvent } from "./events/runtime-event.js";
 export { getLogger, type Logger, setLogger } from "./logging/logger.js";
+export type { StickyAction, ToolDecision } from "./loop/decisions.js";
 export {
   type Hook,
   type HookContext,
@@ -41,7 +42,16 @@ export {
   type ToolCallState,
   type ToolGateDecision,
 } from "./loop/hook.js";
+export type { LoadedRunState } from "./loop/load-run-state.js";
 export type { RunContext, ToolResultRecord } from "./loop/run-context.js";
+export {
+  type CheckpointPhase,
+  checkpointIdOf,
+  parseCheckpointId,
+  RUN_STATE_SCHEMA_VERSION,
+  type RunState,
+  type ToolCallRecord,
+} from "./loop/run-state.js";
 export {
   canTransitionRun,
   canTransitionToolCall,

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   TOOL_TIMEOUT: "tool.timeout",
   TOOL_CANCELLED: "tool.cancelled",
   TOOL_PERMANENT: "tool.permanent",
+  TOOL_DENIED: "tool.denied",
   PERMISSION_DENIED: "tool.permission_denied",
   BUDGET_EXHAUSTED: "run.budget_exhausted",
   MAX_STEPS: "run.max_steps",

@@ -45,6 +45,7 @@ describe("EVENT_SCHEMAS", () => {
         "run.checkpoint_saved",
       ],
       ...["run.checkpoint_failed", "run.resume_attempted", "run.resume_succeeded", "run.resume_exhausted"],
+      "tool.decided",
       "tool.outcome_unknown",
       ...["run.durable_idempotency_warning", "config.reloaded", "agent.reloaded", "permissions.computed"],
     ]);

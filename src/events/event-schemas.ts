@@ -198,6 +198,12 @@ const ROWS: readonly SchemaRow[] = [
     "A durable run spent `maxResumeAttempts` and ends failed with the last error.",
   ],
   [
+    "tool.decided",
+    "toolCallId toolId action",
+    "reason decisionId always sticky",
+    "A decision reached a suspended call (`approve`, `deny` or `result`); `sticky` when an `always` decision answered it.",
+  ],
+  [
     "tool.outcome_unknown",
     "toolCallId toolId",
     "hint",

@@ -1,5 +1,6 @@
 import type { RunArtifact, RunUsage } from "../runtime/run-types.js";
 import { hasLazyContainers } from "./create-run-context.js";
+import type { StickyAction, ToolDecision } from "./decisions.js";
 import type { ToolCallState } from "./hook.js";
 import type { RunContext } from "./run-context.js";
 import {
@@ -22,6 +23,8 @@ export interface RunProgress {
   readonly idempotencyWarned: ReadonlySet<string>;
   readonly startedAtMs: number;
   readonly patternProgress: unknown;
+  readonly decisionIds: readonly string[];
+  readonly sticky: ReadonlyMap<string, StickyAction> | null;
 }
 
 /**
@@ -64,6 +67,9 @@ export function captureRunState(
     startedAtMs: progress.startedAtMs,
   };
   if (final !== undefined) state.final = { output: final.output };
+  if (progress.decisionIds.length > 0) state.decisionIds = progress.decisionIds.slice();
+  if (progress.sticky !== null && progress.sticky.size > 0)
+    state.sticky = Object.fromEntries(progress.sticky);
   if (progress.patternProgress !== undefined)
     state.patternProgress = structuredClone(progress.patternProgress);
   return state;
@@ -79,6 +85,9 @@ function toRecord(call: ToolCallState): ToolCallRecord {
   if (call.result !== undefined) record.result = call.result;
   if (call.error !== undefined) record.error = { ...call.error };
   if (call.suspension !== undefined) record.suspension = { ...call.suspension };
+  // A decided call not yet finished keeps its decision, so a resume after a crash replays it rather than asking.
+  if ((call.status === "new" || call.status === "running") && call.resumeInput !== undefined)
+    record.decision = call.resumeInput as ToolDecision;
   return record;
 }
 

@@ -1,5 +1,6 @@
 import type { Message, ToolCall } from "../models/message.js";
 import type { Pattern, StepAction } from "../patterns/pattern.js";
+import type { ToolDecision } from "./decisions.js";
 import type { LoadedRunState } from "./load-run-state.js";
 import type { RunContext } from "./run-context.js";
 import type { RunDriver } from "./run-driver.js";
@@ -32,6 +33,7 @@ export function restoreRun(
   ctx: RunContext,
   driver: RunDriver,
   pattern: Pattern,
+  decisions: readonly ToolDecision[] = NO_DECISIONS,
 ): { plan: ResumePlan; transcriptLength: number } {
   const { state } = loaded;
   const transcript = ctx.transcript as Message[];
@@ -52,7 +54,8 @@ export function restoreRun(
   driver.restoreProgress(state);
   if (state.patternProgress !== undefined) pattern.restoreProgress?.(state.patternProgress);
   driver.pattern = pattern;
-  const plan = planResume(loaded, pattern, transcript, driver);
+  const decided = decisions.length === 0 ? null : applyDecisions(state.toolCalls, decisions, driver);
+  const plan = planResume(loaded, pattern, transcript, driver, decided);
   return { plan, transcriptLength: transcript.length };
 }
 
@@ -61,6 +64,7 @@ function planResume(
   pattern: Pattern,
   transcript: Message[],
   driver: RunDriver,
+  decided: ReadonlyMap<string, ToolDecision> | null,
 ): ResumePlan {
   const { state } = loaded;
   if (state.phase === "step_end") {
@@ -74,7 +78,12 @@ function planResume(
     // Results the step had already appended are dropped: the records hold them, and the stage appends every
     // call's result again in the order the model issued them.
     transcript.length = answer + 1;
-    const prior = new Map(state.toolCalls.map((record) => [record.id, record]));
+    const prior = new Map(
+      state.toolCalls.map((record) => {
+        const decision = decided?.get(record.id);
+        return [record.id, decision === undefined ? record : { ...record, decision }];
+      }),
+    );
     const message = transcript[answer] as { content: string; toolCalls: ToolCall[] };
     return { kind: "finish_step", answer: { text: message.content, calls: message.toolCalls }, prior };
   }
@@ -83,6 +92,50 @@ function planResume(
   driver.step = state.step - 1;
   return { kind: "continue" };
 }
+
+/**
+ * Record the decisions for a suspended step (LC-8): each is an event in the run's log; `always` makes it stick
+ * for later calls of its tool — and for the other calls of that tool still waiting in this step. Returns the
+ * decision for each call it reaches; the checkpoint's own records are not changed.
+ */
+function applyDecisions(
+  calls: readonly ToolCallRecord[],
+  decisions: readonly ToolDecision[],
+  driver: RunDriver,
+): Map<string, ToolDecision> {
+  const decided = new Map<string, ToolDecision>();
+  for (const decision of decisions) {
+    const call = calls.find((candidate) => candidate.id === decision.toolCallId)!;
+    decided.set(call.id, decision);
+    if (decision.decisionId !== undefined) driver.decisionIds = [...driver.decisionIds, decision.decisionId];
+    emitDecided(driver, call, decision, false);
+    if (decision.always === undefined || decision.always === false || decision.action === "result") continue;
+    driver.stick(call.toolId, decision.action, decision.always);
+    for (const other of calls) {
+      if (other.status !== "suspended" || other.toolId !== call.toolId || decided.has(other.id)) continue;
+      if (decisions.some((candidate) => candidate.toolCallId === other.id)) continue;
+      const sticky: ToolDecision = { toolCallId: other.id, action: decision.action, reason: "always" };
+      decided.set(other.id, sticky);
+      emitDecided(driver, other, sticky, true);
+    }
+  }
+  return decided;
+}
+
+function emitDecided(driver: RunDriver, call: ToolCallRecord, decision: ToolDecision, sticky: boolean): void {
+  const payload: Record<string, unknown> = {
+    toolCallId: call.id,
+    toolId: call.toolId,
+    action: decision.action,
+  };
+  if (decision.reason !== undefined) payload.reason = decision.reason;
+  if (decision.decisionId !== undefined) payload.decisionId = decision.decisionId;
+  if (decision.always !== undefined) payload.always = decision.always;
+  if (sticky) payload.sticky = true;
+  driver.log.emit("tool.decided", payload);
+}
+
+const NO_DECISIONS: readonly ToolDecision[] = Object.freeze([]);
 
 /** The index of the assistant message that issued exactly the checkpoint's calls, or -1. */
 function findAnswer(transcript: readonly Message[], calls: readonly ToolCallRecord[]): number {

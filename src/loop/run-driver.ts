@@ -18,6 +18,7 @@ import type { CancelScope } from "./cancel-scope.js";
 import { captureRunState, type RunProgress } from "./capture-run-state.js";
 import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { hasLazyContainers } from "./create-run-context.js";
+import { SESSION_STICKY_KEY, type StickyAction } from "./decisions.js";
 import type { HookContext, ModelResponse, Phase, ToolCallState } from "./hook.js";
 import { ModelCallRequest } from "./model-call-request.js";
 import { readModelStream } from "./read-model-stream.js";
@@ -75,6 +76,10 @@ export class RunDriver implements PatternDriver, RunProgress {
   /** The calls of the step in flight, as the tool stage tracks them. */
   inFlight: readonly ToolCallState[] = EMPTY_STATES;
   startedAtMs = Date.now();
+  /** Decisions applied in this run, by id. */
+  decisionIds: string[] = EMPTY_IDS as string[];
+  /** Decisions that stick for later calls of a tool in this run. */
+  sticky: Map<string, StickyAction> | null = null;
   private consecutiveErrors = 0;
   private lastText = "";
   private requestedTools: readonly string[] = EMPTY;
@@ -124,7 +129,11 @@ export class RunDriver implements PatternDriver, RunProgress {
     stopConditions: StopConditionMemory;
     idempotencyWarned: readonly string[];
     startedAtMs: number;
+    decisionIds?: readonly string[];
+    sticky?: Readonly<Record<string, StickyAction>>;
   }): void {
+    this.decisionIds = progress.decisionIds?.slice() ?? [];
+    this.sticky = progress.sticky === undefined ? null : new Map(Object.entries(progress.sticky));
     this.step = progress.step;
     this.firstNewMessage = progress.firstNewMessage;
     this.stepStartLength = progress.stepStartLength;
@@ -150,6 +159,29 @@ export class RunDriver implements PatternDriver, RunProgress {
     const writer = this.checkpoints;
     if (writer === null) return Promise.resolve();
     return writer.write(captureRunState(this.ctx, this, phase, final), this.ctx.transcript);
+  }
+
+  /**
+   * A decision that sticks for this tool: the run's own (`always: true`), else the session's
+   * (`always: "session"`), else none.
+   */
+  stickyDecision(toolId: string): StickyAction | undefined {
+    const own = this.sticky?.get(toolId);
+    if (own !== undefined) return own;
+    const session = this.ctx.state[SESSION_STICKY_KEY] as Record<string, StickyAction> | undefined;
+    return session?.[toolId];
+  }
+
+  /** Record a decision that sticks for later calls of its tool. */
+  stick(toolId: string, action: StickyAction, scope: true | "session"): void {
+    if (scope === "session") {
+      const state = this.ctx.state;
+      const session = (state[SESSION_STICKY_KEY] ?? {}) as Record<string, StickyAction>;
+      state[SESSION_STICKY_KEY] = { ...session, [toolId]: action };
+      return;
+    }
+    if (this.sticky === null) this.sticky = new Map();
+    this.sticky.set(toolId, action);
   }
 
   /** `run.durable_idempotency_warning`, the first time a durable run calls a tool that is not idempotent. */
@@ -507,6 +539,7 @@ const EMPTY: readonly string[] = Object.freeze([]);
 const EMPTY_CALLS: readonly ToolCall[] = Object.freeze([]);
 const EMPTY_STATES: readonly ToolCallState[] = Object.freeze([]);
 const EMPTY_SET: ReadonlySet<string> = new Set();
+const EMPTY_IDS: readonly string[] = Object.freeze([]);
 
 function noop(): void {}
 

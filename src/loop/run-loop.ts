@@ -17,6 +17,7 @@ import { deadlines } from "../util/deadline-queue.js";
 import type { CancelScope } from "./cancel-scope.js";
 import { CheckpointWriter, type StoredMarks } from "./checkpoint-writer.js";
 import { createRunContext } from "./create-run-context.js";
+import type { ToolDecision } from "./decisions.js";
 import { executeWithValidation } from "./execute-with-validation.js";
 import { type LoadedRunState, loadRunState } from "./load-run-state.js";
 import { finishInterruptedStep, type ResumePlan, restoreRun } from "./resume-run.js";
@@ -37,6 +38,8 @@ export interface RunLoopInput {
   resume?: LoadedRunState;
   /** What the store already holds of this run (a resumed run's checkpoints, messages and events). */
   stored?: StoredMarks;
+  /** Decisions for the suspended calls of the checkpoint it resumes (LC-8), checked already. */
+  decisions?: readonly ToolDecision[];
 }
 
 export interface RunLoopOutcome {
@@ -101,7 +104,7 @@ export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcom
       driver.pattern = pattern;
     } else {
       await pattern.setup(ctx, driver);
-      const restored = restoreRun(input.resume, ctx, driver, pattern);
+      const restored = restoreRun(input.resume, ctx, driver, pattern, input.decisions);
       writer.rewind(restored.transcriptLength);
       plan = restored.plan;
       describeOutput(request, ctx);

@@ -1,4 +1,5 @@
 import type { ResumeMode, RunArtifact, RunStatus, RunUsage, ToolCallStatus } from "../runtime/run-types.js";
+import type { StickyAction, ToolDecision } from "./decisions.js";
 
 /** The version of {@link RunState}; a checkpoint of another version is refused, never half-read. */
 export const RUN_STATE_SCHEMA_VERSION = 1;
@@ -21,6 +22,8 @@ export interface ToolCallRecord {
   result?: unknown;
   error?: { code: string; message: string };
   suspension?: { reason?: string; resumeMode: ResumeMode; responseSchema?: Record<string, unknown> };
+  /** The decision a resumed run applies to this suspended call. */
+  decision?: ToolDecision;
 }
 
 /** What the stop conditions remember between steps. */
@@ -67,6 +70,10 @@ export interface RunState {
   /** What the pattern asked to keep (`Pattern.saveProgress`). */
   patternProgress?: unknown;
   stopConditions: StopConditionMemory;
+  /** Ids of the decisions already applied (a repeated `decisionId` is a no-op). */
+  decisionIds?: string[];
+  /** Decisions that stick for later calls of a tool in this run (`always: true`). */
+  sticky?: Record<string, StickyAction>;
   /** Tools already warned about as not idempotent (`run.durable_idempotency_warning` is once per run and tool). */
   idempotencyWarned: string[];
   /** The last event sequence written before this checkpoint. */

@@ -12,6 +12,7 @@ import {
   isPolicyToolExecutor,
   type ToolExecutionResult,
 } from "../tools/tool-executor.js";
+import { isApproval } from "./decisions.js";
 import type { ToolCallState, ToolGateDecision } from "./hook.js";
 import type { RunDriver } from "./run-driver.js";
 import { TerminateRun } from "./run-signals.js";
@@ -114,6 +115,9 @@ export async function executeToolStage(
     }
   }
 
+  // A resumed step's decisions are checkpointed before anything they allowed runs.
+  if (driver.durable && options.prior !== undefined) await driver.checkpoint("tools");
+
   // Stages 2 and 3: BeforeToolExecute, execute, AfterToolExecute.
   allowed.length = allowedCount;
   if (allowedCount > 0) {
@@ -200,9 +204,7 @@ function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecor
       state.error = prior.error ?? { code: ERROR_CODES.TOOL_ERROR, message: "failed" };
       return true;
     case "suspended":
-      state.status = "suspended";
-      state.suspension = prior.suspension ?? { resumeMode: "replay_tool_call" };
-      return true;
+      return prior.decision === undefined ? staySuspended(state, prior) : applyDecision(driver, entry, prior);
     case "running":
     case "resuming":
       if (entry.tool?.durableIdempotent !== false) return false;
@@ -220,8 +222,55 @@ function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecor
       );
       return true;
     case "new":
-      return false;
+      return prior.decision === undefined ? false : applyDecision(driver, entry, prior);
   }
+}
+
+/** A suspended call no decision has reached yet: it waits on. */
+function staySuspended(state: ToolCallState, prior: ToolCallRecord): true {
+  state.status = "suspended";
+  state.suspension = prior.suspension ?? { resumeMode: "replay_tool_call" };
+  return true;
+}
+
+/**
+ * A decided call (LC-8): deny cancels it with a result saying so; result makes `value` its result; approve
+ * replays it in its resume mode — with the original arguments (`replay_tool_call`), with `value` as its result
+ * (`use_decision_as_tool_result`), or with `value` as its arguments, validated again (`pass_decision_to_tool`).
+ * A replayed call goes through the whole pipeline with `resumeInput` set. Returns whether it needs nothing more.
+ */
+function applyDecision(driver: RunDriver, entry: StagedCall, prior: ToolCallRecord): boolean {
+  const { state } = entry;
+  const decision = prior.decision!;
+  state.resumeInput = decision;
+  switch (decision.action) {
+    case "deny":
+      fail(driver, state, ERROR_CODES.TOOL_DENIED, deniedMessage(decision.reason), undefined, "cancelled");
+      return true;
+    case "result":
+      succeed(driver, entry, decision.value, 0);
+      return true;
+    case "approve": {
+      const mode = prior.suspension?.resumeMode ?? "replay_tool_call";
+      if (mode === "use_decision_as_tool_result") {
+        succeed(driver, entry, decision.value ?? null, 0);
+        return true;
+      }
+      const value = decision.value;
+      if (
+        mode === "pass_decision_to_tool" &&
+        typeof value === "object" &&
+        value !== null &&
+        !Array.isArray(value)
+      )
+        state.params = value as Record<string, unknown>;
+      return false;
+    }
+  }
+}
+
+function deniedMessage(reason: string | undefined): string {
+  return `The call was denied${reason ? `: ${reason}` : ""}`;
 }
 
 /** Durable runs: a started call of a non-idempotent tool is checkpointed as `running` before it runs. */
@@ -281,7 +330,7 @@ function admit(driver: RunDriver, entry: StagedCall, call: ToolCall): boolean | 
     if (outcome instanceof Promise) return outcome.then((settled) => applyValidation(driver, entry, settled));
     return applyValidation(driver, entry, outcome);
   }
-  entry.context = driver.toolCallContext(state, tool, undefined);
+  entry.context = driver.toolCallContext(state, tool, state.resumeInput);
   return false;
 }
 
@@ -301,7 +350,7 @@ function applyValidation(
     return true;
   }
   state.params = outcome.value as Record<string, unknown>;
-  entry.context = driver.toolCallContext(state, entry.tool!, undefined);
+  entry.context = driver.toolCallContext(state, entry.tool!, state.resumeInput);
   return false;
 }
 
@@ -333,6 +382,32 @@ function hasAfterExecute(driver: RunDriver, entry: StagedCall): boolean {
  * a refusal, not a block: it fails only this call and the run goes on ("refused").
  */
 async function gate(driver: RunDriver, entry: StagedCall): Promise<ToolGateDecision | "refused" | undefined> {
+  const verdict = await askGate(driver, entry);
+  if (verdict === "refused" || verdict?.action !== "suspend") return verdict;
+  // A decision that sticks for this tool answers the suspension at once (LC-8 `always`).
+  const { state } = entry;
+  const sticky = driver.stickyDecision(state.toolId);
+  if (sticky === undefined) return verdict;
+  if (sticky === "deny") {
+    fail(
+      driver,
+      state,
+      ERROR_CODES.TOOL_DENIED,
+      deniedMessage(`calls of '${state.toolId}' are always denied`),
+      undefined,
+      "cancelled",
+    );
+    return "refused";
+  }
+  state.resumeInput = { toolCallId: state.id, action: "approve", reason: "always approved" };
+  entry.context = driver.toolCallContext(state, entry.tool!, state.resumeInput);
+  return undefined;
+}
+
+async function askGate(
+  driver: RunDriver,
+  entry: StagedCall,
+): Promise<ToolGateDecision | "refused" | undefined> {
   const { state } = entry;
   const tool = entry.tool!;
   const context = entry.context!;
@@ -341,9 +416,11 @@ async function gate(driver: RunDriver, entry: StagedCall): Promise<ToolGateDecis
     if (decision !== undefined) return decision;
   }
   const spec = context.executionSpec;
+  // An approved call replays through the gate without asking again (LC-8).
   const needsApproval =
-    spec.approvalMode === "always" ||
-    (tool.requiresApproval !== undefined && (await tool.requiresApproval(state.params, context)));
+    !isApproval(state.resumeInput) &&
+    (spec.approvalMode === "always" ||
+      (tool.requiresApproval !== undefined && (await tool.requiresApproval(state.params, context))));
   if (needsApproval)
     return {
       action: "suspend",

@@ -1,10 +1,12 @@
 import { isDeepStrictEqual } from "node:util";
-import { PermanentToolError } from "../errors/error-classes.js";
+import { DecisionError, PermanentToolError } from "../errors/error-classes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { EventBus } from "../events/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import type { CancelScope } from "../loop/cancel-scope.js";
+import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
+import type { LoadedRunState } from "../loop/load-run-state.js";
 import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
 import { runStatusOf } from "../loop/termination.js";
 import type { Message } from "../models/message.js";
@@ -32,6 +34,8 @@ export interface ExecuteRequestInput {
   runtime: RuntimePlugin;
   /** The request resumes a checkpoint (DR-3). */
   resume?: PreparedResume;
+  /** Decisions for the suspended calls of the checkpoint it resumes (LC-8). */
+  decisions?: readonly ToolDecision[];
 }
 
 const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
@@ -81,6 +85,17 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
     .then((result) => finish(input, record, result, stored.sequence));
 }
 
+/** Decisions are checked again once the session is held: another process may have decided meanwhile. */
+function checkDecisionsFor(loaded: LoadedRunState, decisions: readonly ToolDecision[]): ToolDecision[] {
+  const { state } = loaded;
+  if (state.phase !== "suspended") {
+    throw new DecisionError(`Run '${state.runId}' is not waiting for a decision`, {
+      hint: "Decide when the run has suspended (status 'waiting')",
+    });
+  }
+  return checkDecisions(state.runId, state.toolCalls, decisions, state.decisionIds ?? []);
+}
+
 /** A resume the store refused once the session was held: the request fails, the run's record is untouched. */
 class ResumeRefused {
   constructor(readonly error: unknown) {}
@@ -106,6 +121,8 @@ function runInSession(
   if (resume !== undefined) {
     ready = loadForResume(input.sessionManager, resume, input.agent, input.request.runId).then(
       (found) => {
+        if (input.decisions !== undefined)
+          loopInput.decisions = checkDecisionsFor(found.loaded, input.decisions);
         loopInput.resume = found.loaded;
         loopInput.stored = found.stored;
         stored.sequence = found.stored.sequence;

@@ -4,12 +4,14 @@ import path from "node:path";
 import type { AppConfig } from "../config/app-config-schema.js";
 import { loadConfig, parseConfig } from "../config/load-config.js";
 import { nearMatch } from "../config/near-match.js";
-import { ConfigError, RunNotCompletedError } from "../errors/error-classes.js";
+import { ConfigError, DecisionError, RunNotCompletedError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { RunEventLog } from "../events/run-event-log.js";
 import type { EventBus } from "../events/runtime-event.js";
 import { CancelScope } from "../loop/cancel-scope.js";
-import { parseCheckpointId } from "../loop/run-state.js";
+import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
+import { type LoadedRunState, loadRunState } from "../loop/load-run-state.js";
+import { parseCheckpointId, type RunState } from "../loop/run-state.js";
 import { loadPlugin } from "../plugins/load-plugin.js";
 import { registerBuiltins } from "../plugins/register-builtins.js";
 import type { SessionManager } from "../sessions/session-manager.js";
@@ -19,7 +21,7 @@ import { loadAgent } from "./load-agent.js";
 import { type PreparedResume, prepareResume } from "./prepare-resume.js";
 import { type ReadOptions, RunChunkIterator, replayEvents } from "./read-run-events.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
-import type { RunRecord, RunRequest, RunResult, RunStatus } from "./run-types.js";
+import type { RunRecord, RunRequest, RunResult, RunStatus, TerminationReason } from "./run-types.js";
 import type { RuntimePlugin } from "./runtime-plugin.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
 
@@ -54,6 +56,8 @@ export class Runtime {
   private readonly agents = new Map<string, Promise<ResolvedAgent>>();
   private readonly sessions = new Map<string, Set<string>>();
   private readonly liveRuns = new Map<string, LiveRun>();
+  /** Decisions per run, applied one batch after another. */
+  private readonly deciding = new Map<string, Promise<RunResult>>();
   private configVersion = 1;
   private closed = false;
 
@@ -197,7 +201,101 @@ export class Runtime {
     );
   }
 
-  private async startRun(request: RunRequest): Promise<LiveRun> {
+  /**
+   * Decide suspended tool calls (LC-8), keyed by tool-call id, in a batch or one by one. The run is rebuilt from
+   * its suspension checkpoint — in this process or any other with the same store — and goes on: decided calls
+   * replay in the order the model issued them, and the run waits again if some are still undecided. Resolves
+   * with the run's result when it finishes or suspends again. A decision for an unknown run or call, a run that
+   * is not waiting, or a call already decided is refused with `DecisionError` and changes nothing; a repeated
+   * `decisionId` is a no-op. A decision for a run still running in this process waits until its step suspends.
+   */
+  decide(input: { runId: string; decisions: readonly ToolDecision[] }): Promise<RunResult> {
+    const { runId } = input;
+    const previous = this.deciding.get(runId);
+    const next = (previous === undefined ? this.ready() : previous.then(noop, noop)).then(() =>
+      this.applyDecisions(runId, input.decisions),
+    );
+    this.deciding.set(runId, next);
+    const forget = () => {
+      if (this.deciding.get(runId) === next) this.deciding.delete(runId);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  private async applyDecisions(runId: string, decisions: readonly ToolDecision[]): Promise<RunResult> {
+    const live = this.liveRuns.get(runId);
+    if (live !== undefined) await live.done.catch(noop);
+    const waiting = await this.waitingCheckpoint(runId);
+    const fresh = checkDecisions(runId, waiting.state.toolCalls, decisions, waiting.state.decisionIds ?? []);
+    if (fresh.length === 0) return waitingResult(waiting.record, waiting.state);
+    const started = await this.startRun(
+      { agentId: waiting.record.agentId, inputText: "", resumeFromCheckpoint: waiting.checkpointId },
+      { decisions: fresh },
+    );
+    return started.done;
+  }
+
+  /** The suspension checkpoint of a run that waits for decisions; anything else is a `DecisionError`. */
+  private async waitingCheckpoint(runId: string): Promise<LoadedRunState> {
+    await this.ready();
+    const record = await this.sessionManager.getRun(runId);
+    if (record === null)
+      throw new DecisionError(`Unknown run '${runId}'`, {
+        hint: "listRuns() shows the runs this store knows",
+      });
+    if (record.status !== "waiting") {
+      throw new DecisionError(
+        `Run '${runId}' is not waiting for a decision (it is ${record.status}${record.stopReason ? `, ${record.stopReason}` : ""})`,
+        {
+          hint:
+            record.status === "done"
+              ? "The run has finished; a decision can no longer change it"
+              : "The run is running in another process; decide once it has suspended",
+          context: { runId },
+        },
+      );
+    }
+    const checkpoints = await this.listRunCheckpoints(runId);
+    const loaded = await loadRunState(this.sessionManager, checkpoints[checkpoints.length - 1] ?? "", {});
+    if (loaded.state.phase !== "suspended") {
+      throw new DecisionError(`Run '${runId}' has no suspended step to decide`, {
+        hint: "Its latest checkpoint is not a suspension; resume it with resumeRun()",
+        context: { runId },
+      });
+    }
+    return loaded;
+  }
+
+  /**
+   * Cancel a run: a live one as `cancel()` does, a waiting one by ending it from its checkpoint (the run's log
+   * gets `run.cancelled` and `run.finished`, its record ends `cancelled`). Null for a run that is neither.
+   */
+  async cancelRun(runId: string, options: { reason?: string } = {}): Promise<RunResult | null> {
+    const termination =
+      options.reason === undefined
+        ? ({ type: "cancelled" } as const)
+        : ({ type: "cancelled", value: options.reason } as const);
+    const live = this.liveRuns.get(runId);
+    if (live !== undefined) {
+      live.scope.cancel(termination);
+      return live.done;
+    }
+    await this.ready();
+    const record = await this.sessionManager.getRun(runId);
+    if (record?.status !== "waiting") return null;
+    const waiting = await this.waitingCheckpoint(runId);
+    const started = await this.startRun(
+      { agentId: record.agentId, inputText: "", resumeFromCheckpoint: waiting.checkpointId },
+      { cancel: termination },
+    );
+    return started.done;
+  }
+
+  private async startRun(
+    request: RunRequest,
+    extras: { decisions?: readonly ToolDecision[]; cancel?: TerminationReason } = {},
+  ): Promise<LiveRun> {
     if (this.closed) throw new ConfigError("The runtime is closed", { hint: "Create a new Runtime" });
     const parts = this.components ?? (await this.starting);
     const agent = await this.resolveAgent(request.agentId);
@@ -222,6 +320,7 @@ export class Runtime {
             durable: request.durable ?? resume.durable,
           };
     const scope = new CancelScope();
+    if (extras.cancel !== undefined) scope.cancel(extras.cancel);
     // A caller's signal may outlive many runs: listen only while this run lasts.
     const signal = request.signal;
     const onAbort = signal ? () => scope.cancel({ type: "cancelled", value: "signal aborted" }) : undefined;
@@ -233,7 +332,13 @@ export class Runtime {
     // A session made up for one run can never be named again; only named sessions are worth tracking.
     if (request.sessionId !== undefined) this.trackSession(sessionId, agent.id);
     const input = { agent, request: normalized, log, scope, ...parts };
-    const done = executeRequest(resume === undefined ? input : { ...input, resume }).finally(() => {
+    const done = executeRequest(
+      resume === undefined
+        ? input
+        : extras.decisions === undefined
+          ? { ...input, resume }
+          : { ...input, resume, decisions: extras.decisions },
+    ).finally(() => {
       if (signal && onAbort) signal.removeEventListener("abort", onAbort);
       this.liveRuns.delete(runId);
     });
@@ -495,6 +600,22 @@ export class Runtime {
  * A fresh uuid as a flat string. Node builds `randomUUID()` from thirteen concatenated pieces; a run keeps its id
  * for its whole life, and the flat copy is a few hundred bytes smaller (S3).
  */
+function noop(): void {}
+
+/** What `decide` answers when every decision was a repeat: the run as it waits. */
+function waitingResult(record: RunRecord, state: RunState): RunResult {
+  return {
+    runId: record.runId,
+    finalOutput: null,
+    stopReason: "suspended",
+    termination: { type: "suspended" },
+    pendingToolCalls: record.pendingToolCalls,
+    usage: state.usage,
+    artifacts: state.artifacts,
+    metadata: { agentId: record.agentId, sessionId: record.sessionId, steps: state.step },
+  };
+}
+
 function newId(): string {
   return randomUUID().toLowerCase();
 }

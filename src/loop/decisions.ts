@@ -1,0 +1,80 @@
+import { DecisionError } from "../errors/error-classes.js";
+import type { ToolCallRecord } from "./run-state.js";
+
+/** A human's (or a host's) decision on one suspended tool call (LC-8), keyed by the call's id. */
+export interface ToolDecision {
+  toolCallId: string;
+  /** approve: resume the call in its resume mode · result: `value` is its result · deny: cancel it. */
+  action: "approve" | "deny" | "result";
+  value?: unknown;
+  reason?: string;
+  /** Apply the same action to later calls of this tool in the run (`true`), or in the whole session. */
+  always?: boolean | "session";
+  /** An idempotency key: a decision whose id was already applied is a no-op. */
+  decisionId?: string;
+}
+
+export type StickyAction = "approve" | "deny";
+
+/** Where session-wide sticky decisions live in the session's state. */
+export const SESSION_STICKY_KEY = "keel:stickyDecisions";
+
+const ACTIONS: ReadonlySet<string> = new Set(["approve", "deny", "result"]);
+
+/**
+ * Check a batch of decisions against the calls a suspended checkpoint holds. All or nothing: one bad decision
+ * refuses the batch with a `DecisionError` naming what to do, and nothing is applied. Returns the decisions to
+ * apply — those whose `decisionId` was applied before are dropped as no-ops.
+ */
+export function checkDecisions(
+  runId: string,
+  calls: readonly ToolCallRecord[],
+  decisions: readonly ToolDecision[],
+  appliedIds: readonly string[],
+): ToolDecision[] {
+  if (!Array.isArray(decisions) || decisions.length === 0) {
+    throw new DecisionError(`No decisions given for run '${runId}'`, {
+      hint: "Pass decisions: [{ toolCallId, action: 'approve' | 'deny' | 'result' }]",
+    });
+  }
+  const applied = new Set(appliedIds);
+  const pending = calls.filter((call) => call.status === "suspended");
+  const seen = new Set<string>();
+  const fresh: ToolDecision[] = [];
+  for (const decision of decisions) {
+    if (decision.decisionId !== undefined && applied.has(decision.decisionId)) continue;
+    if (!ACTIONS.has(decision.action)) {
+      throw new DecisionError(`Unknown decision action '${String(decision.action)}'`, {
+        hint: "action is one of 'approve', 'deny', 'result'",
+        context: { runId },
+      });
+    }
+    const call = calls.find((candidate) => candidate.id === decision.toolCallId);
+    if (call === undefined) {
+      throw new DecisionError(`Run '${runId}' has no suspended call '${decision.toolCallId}'`, {
+        hint: `Calls waiting for a decision: ${pending.map((p) => `${p.id} (${p.toolId})`).join(", ") || "none"}`,
+        context: { runId },
+      });
+    }
+    if (call.status !== "suspended" || seen.has(call.id)) {
+      throw new DecisionError(`Call '${call.id}' of run '${runId}' was already decided`, {
+        hint: `Calls still waiting: ${pending.map((p) => p.id).join(", ") || "none"}`,
+        context: { runId },
+      });
+    }
+    if (decision.action === "result" && decision.value === undefined) {
+      throw new DecisionError(`A 'result' decision for call '${call.id}' needs a value`, {
+        hint: "Pass value: the tool result the model should see",
+        context: { runId },
+      });
+    }
+    seen.add(call.id);
+    fresh.push(decision);
+  }
+  return fresh;
+}
+
+/** The decision an approval already carries, if `resumeInput` is one. */
+export function isApproval(resumeInput: unknown): boolean {
+  return (resumeInput as ToolDecision | undefined)?.action === "approve";
+}
