@@ -127,6 +127,12 @@ export type {
 } from "./sessions/session-manager.js";
 export { LocalSkillsManager } from "./skills/local-skills-manager.js";
 export type { SessionSkillSummary, SkillReference, SkillsManager } from "./skills/skills-manager.js";
+export {
+  type AgentAsToolOptions,
+  type AgentRunner,
+  AgentTool,
+  agentAsTool,
+} from "./tools/agent-as-tool.js";
 export { BaseTool } from "./tools/base-tool.js";
 export { defineTool, type ToolDefinition } from "./tools/define-tool.js";
 export { ConcurrentBatchToolExecutor } from "./tools/executors/concurrent-batch-tool-executor.js";

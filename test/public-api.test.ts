@@ -7,6 +7,7 @@ describe("public API", () => {
   it("keel", () => {
     expect(Object.keys(keel).sort()).toMatchInlineSnapshot(`
       [
+        "AgentTool",
         "AsyncEventBus",
         "BasePattern",
         "BaseTool",
@@ -58,6 +59,7 @@ describe("public API", () => {
         "ToolUnavailableError",
         "ToolValidationError",
         "VERSION",
+        "agentAsTool",
         "approximateTokens",
         "canTransitionRun",
         "canTransitionToolCall",

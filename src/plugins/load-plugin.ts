@@ -25,6 +25,8 @@ export interface LoadPluginOptions {
   baseDir?: string;
   /** A name for messages, such as `agents[0].memory`. */
   label?: string;
+  /** The runtime loading it, handed to factories as `context.runtime`. */
+  runtime?: unknown;
 }
 
 /** A config ref: a plain object naming a builtin `type` or an `impl`. Anything else is a ready instance. */
@@ -49,7 +51,9 @@ export async function loadPlugin<T = unknown>(
   const label = options.label ?? kind;
   const context: PluginFactoryContext = {
     baseDir,
-    load: (nestedKind, nestedRef) => loadPlugin(nestedKind, nestedRef, { baseDir, label: `${label}.config` }),
+    load: (nestedKind, nestedRef) =>
+      loadPlugin(nestedKind, nestedRef, { baseDir, label: `${label}.config`, runtime: options.runtime }),
+    runtime: options.runtime,
   };
   let value: unknown;
   if (!isPluginRef(ref)) {

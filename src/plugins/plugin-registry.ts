@@ -24,6 +24,8 @@ export interface PluginFactoryContext {
   baseDir: string;
   /** Load a nested plugin ref (for combinators: `chain`, `retry`, `file_logging`, …). */
   load: <T = unknown>(kind: PluginKind, ref: unknown) => Promise<T>;
+  /** The runtime loading the plugin, for plugins that run agents (the `agent` tool). */
+  runtime?: unknown;
 }
 
 /** A plugin a config can name by `type`. */

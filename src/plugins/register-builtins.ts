@@ -8,7 +8,9 @@ import { registerSkillsBuiltins } from "../skills/builtin-skills-managers.js";
 import { registerJsonlStore } from "../stores/jsonl/register-jsonl-store.js";
 import { registerPostgresStore } from "../stores/postgres/register-postgres-store.js";
 import { registerSqliteStore } from "../stores/sqlite/register-sqlite-store.js";
+import { agentToolPlugin } from "../tools/agent-as-tool.js";
 import { registerToolExecutorBuiltins } from "../tools/executors/builtin-tool-executors.js";
+import { registerBuiltin } from "./plugin-registry.js";
 
 let done = false;
 
@@ -28,4 +30,5 @@ export function registerBuiltins(): void {
   registerPatternBuiltins();
   registerToolExecutorBuiltins();
   registerRuntimeBuiltins();
+  registerBuiltin(agentToolPlugin);
 }

@@ -36,6 +36,10 @@ export interface ExecuteRequestInput {
   resume?: PreparedResume;
   /** Decisions for the suspended calls of the checkpoint it resumes (LC-8). */
   decisions?: readonly ToolDecision[];
+  /** Receives the session scope's token once the run holds it. */
+  session?: { token?: symbol };
+  /** Re-enter a scope of the session the caller holds (a child run sharing its parent's session). */
+  reentrantToken?: symbol;
 }
 
 const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
@@ -71,8 +75,13 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
     .then(() =>
       sessionManager.session(
         request.sessionId,
-        (session) => runInSession(input, record, session.state, stored),
-        { queueSize: agent.limits.sessionQueueSize },
+        (session) => {
+          if (input.session !== undefined) input.session.token = session.token;
+          return runInSession(input, record, session.state, stored);
+        },
+        input.reentrantToken === undefined
+          ? { queueSize: agent.limits.sessionQueueSize }
+          : { queueSize: agent.limits.sessionQueueSize, reentrantToken: input.reentrantToken },
       ),
     )
     .then(undefined, (error: unknown) => {

@@ -19,6 +19,8 @@ export interface LoadAgentOptions {
   baseDir: string;
   /** `runtime.config.tool_executor` / `context_assembler`: defaults for agents that name none. */
   defaults?: { toolExecutor?: unknown; contextAssembler?: unknown };
+  /** The runtime the agent runs in, for tools that run other agents. */
+  runtime?: unknown;
 }
 
 /** Build everything a run needs of an agent from its definition, loading each plugin once. */
@@ -42,6 +44,7 @@ export async function loadAgent(
         baseDir,
         label: `${label}.tools[${ref.id}]`,
         requiredMethods: ["invoke"],
+        runtime: options.runtime,
       });
       tools[ref.id] = normalizeTool(tool, ref.id);
     } else {

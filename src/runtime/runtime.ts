@@ -16,6 +16,8 @@ import { loadPlugin } from "../plugins/load-plugin.js";
 import { registerBuiltins } from "../plugins/register-builtins.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
+import { type AgentAsToolOptions, agentAsTool } from "../tools/agent-as-tool.js";
+import type { Tool } from "../tools/tool.js";
 import { executeRequest } from "./execute-request.js";
 import { loadAgent } from "./load-agent.js";
 import { type PreparedResume, prepareResume } from "./prepare-resume.js";
@@ -37,6 +39,8 @@ export interface LiveRun {
   readonly log: RunEventLog;
   readonly scope: CancelScope;
   readonly done: Promise<RunResult>;
+  /** The token of the session scope it holds, once it holds it (a child run of its session re-enters with it). */
+  readonly session: { token?: symbol };
 }
 
 /**
@@ -331,7 +335,19 @@ export class Runtime {
     const log = new RunEventLog(runId, sessionId, agent.id, parts.eventBus, resume?.startAfter ?? 0);
     // A session made up for one run can never be named again; only named sessions are worth tracking.
     if (request.sessionId !== undefined) this.trackSession(sessionId, agent.id);
-    const input = { agent, request: normalized, log, scope, ...parts };
+    // A child run in its parent's session (agent as tool, CX-4) re-enters the scope the parent holds.
+    const parent = request.parentRunId === undefined ? undefined : this.liveRuns.get(request.parentRunId);
+    const session: { token?: symbol } = {};
+    const reentrantToken = parent?.log.sessionId === sessionId ? parent.session.token : undefined;
+    const input = {
+      agent,
+      request: normalized,
+      log,
+      scope,
+      session,
+      ...(reentrantToken === undefined ? {} : { reentrantToken }),
+      ...parts,
+    };
     const done = executeRequest(
       resume === undefined
         ? input
@@ -342,7 +358,7 @@ export class Runtime {
       if (signal && onAbort) signal.removeEventListener("abort", onAbort);
       this.liveRuns.delete(runId);
     });
-    const live: LiveRun = { log, scope, done };
+    const live: LiveRun = { log, scope, done, session };
     this.liveRuns.set(runId, live);
     return live;
   }
@@ -390,6 +406,16 @@ export class Runtime {
     return this.resume(latest, options);
   }
 
+  /**
+   * Another agent of this runtime as a tool (CX-4): one string argument (`argName`, default `task`) is the
+   * child run's input and its final text the result. The child gets the parent's `functionInvocationKwargs` and
+   * `parentRunId`; with `propagateSession` it runs in the parent's session, sharing its state, else in a fresh
+   * one. A child that suspends suspends the call, and the decision on the call is forwarded to the child.
+   */
+  agentAsTool(agentId: string, options: AgentAsToolOptions = {}): Tool {
+    return agentAsTool(this, agentId, options);
+  }
+
   /** A run's checkpoint ids, oldest first. */
   async listRunCheckpoints(runId: string): Promise<string[]> {
     await this.ready();
@@ -434,6 +460,7 @@ export class Runtime {
     };
     agent = loadAgent(definition, {
       baseDir: this.baseDir,
+      runtime: this,
       defaults: {
         toolExecutor: runtimeConfig.tool_executor,
         contextAssembler: runtimeConfig.context_assembler,
