@@ -11,15 +11,12 @@
  * jsonl_file, sqlite or postgres; the files go to a temp dir, Postgres to a schema dropped afterwards) and
  * prints, per step, the wall time spent inside each store method and outside the store.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import v8 from "node:v8";
 import { AGENT_ID, createKeelRuntime, keelTool } from "./keel-runtime.mjs";
 import { keelLoopImpl, loopImpls } from "./loop-impls.mjs";
 import { heapAfterGc, now, waitUntil } from "./measure.mjs";
 import { createDeltaModel, createToolLoopModel } from "./models.mjs";
+import { openBenchStores, STORE_NAMES } from "./stores.mjs";
 import { createParkingTool, WAIT_SCHEMA } from "./tools.mjs";
 
 /** The SessionManager methods S4 times (`session()` holds a whole run, so it is left out). */
@@ -111,16 +108,10 @@ if (scenario === "S1" || scenario === "S5") {
  * store's figures are upper bounds; `--cpu-prof` shows where its time goes.
  */
 async function profileStoreCalls(store, seconds) {
-  const dir = await mkdtemp(join(tmpdir(), "keel-profile-s4-"));
-  const schema = `keel_profile_${randomBytes(6).toString("hex")}`;
-  const sessions = {
-    in_memory: undefined,
-    jsonl_file: { type: "jsonl_file", config: { root_dir: join(dir, "jsonl") } },
-    sqlite: { type: "sqlite", config: { db_path: join(dir, "profile.db") } },
-    postgres: { type: "postgres", config: { schema } },
-  };
-  if (!(store in sessions))
-    throw new Error(`Unknown store '${store}'; known: ${Object.keys(sessions).join(", ")}`);
+  if (!STORE_NAMES.includes(store))
+    throw new Error(`Unknown store '${store}'; known: ${STORE_NAMES.join(", ")}`);
+  const { stores, close } = await openBenchStores("keel-profile-s4");
+  const { session } = stores.find((entry) => entry.store === store);
   const spent = new Map();
   const calls = new Map();
   const timeStoreCalls = (runtime) => {
@@ -138,7 +129,7 @@ async function profileStoreCalls(store, seconds) {
       };
     }
   };
-  const durable = keelLoopImpl(10, { session: sessions[store], durable: true, onOpen: timeStoreCalls });
+  const durable = keelLoopImpl(10, { session, durable: true, onOpen: timeStoreCalls });
   try {
     const instance = await durable.open();
     for (let index = 0; index < 5; index++) await instance.runOnce();
@@ -164,13 +155,6 @@ async function profileStoreCalls(store, seconds) {
     const inStore = rows.reduce((total, [, ms]) => total + ms, 0);
     console.log(`  ${"outside the store".padEnd(20)} ${perStep(wall - inStore)} µs/step`);
   } finally {
-    await rm(dir, { recursive: true, force: true });
-    if (store === "postgres") {
-      const { resolveConnectionString } = await import("../dist/stores/postgres/index.js");
-      const { default: pg } = await import("pg");
-      const pool = new pg.Pool({ connectionString: resolveConnectionString(), max: 1 });
-      await pool.query(`drop schema if exists ${schema} cascade`);
-      await pool.end();
-    }
+    await close();
   }
 }

@@ -4,28 +4,18 @@
  * what checkpoints cost. The hand-written loop's "checkpoint" is a JSON serialisation of its transcript after
  * every step. Postgres is skipped, with a warning, when no server answers.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createKeelRuntime } from "../keel-runtime.mjs";
 import { baselineLoopImpl, keelLoopImpl } from "../loop-impls.mjs";
 import { measureLoopOverhead } from "../loop-overhead.mjs";
 import { check, median, round } from "../measure.mjs";
 import { createToolLoopModel } from "../models.mjs";
+import { openBenchStores } from "../stores.mjs";
 
 const TOOL_STEPS = 10;
 const STEPS = TOOL_STEPS + 1;
 
 export async function s4CheckpointCost({ quick, log }) {
-  const dir = await mkdtemp(join(tmpdir(), "keel-bench-s4-"));
-  const postgresSchema = `keel_bench_${randomBytes(6).toString("hex")}`;
-  const stores = [
-    { store: "in_memory" },
-    { store: "jsonl_file", session: { type: "jsonl_file", config: { root_dir: join(dir, "jsonl") } } },
-    { store: "sqlite", session: { type: "sqlite", config: { db_path: join(dir, "bench.db") } } },
-    { store: "postgres", session: { type: "postgres", config: { schema: postgresSchema } } },
-  ];
+  const { stores, close } = await openBenchStores("keel-bench-s4");
   try {
     const reachable = [];
     for (const entry of stores) {
@@ -87,10 +77,7 @@ export async function s4CheckpointCost({ quick, log }) {
     });
     return lines;
   } finally {
-    await rm(dir, { recursive: true, force: true });
-    await dropPostgresSchema(postgresSchema).catch((error) =>
-      log(`  could not drop Postgres schema ${postgresSchema}: ${error.message}`),
-    );
+    await close().catch((error) => log(`  could not clean up S4's stores: ${error.message}`));
   }
 }
 
@@ -121,20 +108,5 @@ async function openProblem(session) {
     return null;
   } catch (error) {
     return error.message.split("\n")[0];
-  }
-}
-
-/** Drop the scenario's Postgres schema (and nothing else); a no-op when Postgres was not reachable. */
-async function dropPostgresSchema(schema) {
-  const { resolveConnectionString } = await import("../../dist/stores/postgres/index.js");
-  const { default: pg } = await import("pg");
-  const pool = new pg.Pool({ connectionString: resolveConnectionString(), max: 1 });
-  pool.on("error", () => {});
-  try {
-    await pool.query(`drop schema if exists ${schema} cascade`);
-  } catch (error) {
-    if (error.code !== "ECONNREFUSED") throw error;
-  } finally {
-    await pool.end();
   }
 }
