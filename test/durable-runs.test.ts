@@ -150,18 +150,16 @@ describe("durable checkpoints (LC-6)", () => {
       .map((event) => event.payload);
     expect(saved.map((payload) => [payload.checkpointId, payload.phase, payload.step])).toEqual([
       ["r1:step:1", "tools", 1], // step 1: the model asked for add
-      ["r1:step:2", "tools", 1], // add finished
-      ["r1:step:3", "step_end", 1],
-      ["r1:step:4", "tools", 2], // step 2: the model asked for record and add
-      ["r1:step:5", "tools", 2], // record finished
-      ["r1:step:6", "tools", 2], // add finished
-      ["r1:step:7", "step_end", 2],
-      ["r1:step:8", "step_end", 3], // the final answer
+      ["r1:step:2", "step_end", 1], // add's result, owed after the stage's last call, lands with StepEnd
+      ["r1:step:3", "tools", 2], // step 2: the model asked for record and add
+      ["r1:step:4", "tools", 2], // record finished
+      ["r1:step:5", "step_end", 2], // add finished, and the step ended
+      ["r1:step:6", "step_end", 3], // the final answer
     ]);
     expect(await shared.listCheckpoints(result.metadata.sessionId as string)).toEqual(
       saved.map((payload) => payload.checkpointId),
     );
-    const last = await shared.loadCheckpoint(result.metadata.sessionId as string, "r1:step:8");
+    const last = await shared.loadCheckpoint(result.metadata.sessionId as string, "r1:step:6");
     const state = last!.state as unknown as RunState;
     expect(state).toMatchObject({
       schemaVersion: 1,
@@ -190,7 +188,7 @@ describe("durable checkpoints (LC-6)", () => {
     });
     const result = await runtime.runDetailed({ agentId: "a", inputText: "go", durable: true, runId: "r2" });
     const sessionId = result.metadata.sessionId as string;
-    const midStep = (await shared.loadCheckpoint(sessionId, "r2:step:5"))!.state as unknown as RunState;
+    const midStep = (await shared.loadCheckpoint(sessionId, "r2:step:4"))!.state as unknown as RunState;
     expect(midStep.toolCalls).toEqual([
       { id: "c2", toolId: "record", params: { value: "x" }, status: "succeeded", result: "recorded x" },
       { id: "c3", toolId: "add", params: { a: 3, b: 4 }, status: "new" },
@@ -266,14 +264,14 @@ describe("automatic resume of durable runs (DR-2)", () => {
       [
         "run.resume_attempted",
         {
-          checkpointId: "ref:step:3",
+          checkpointId: "ref:step:2",
           attempt: 1,
           errorCode: "llm.rate_limit",
           errorType: "LLMRateLimitError",
           delayMs: 1,
         },
       ],
-      ["run.resume_succeeded", { checkpointId: "ref:step:3", attempt: 1 }],
+      ["run.resume_succeeded", { checkpointId: "ref:step:2", attempt: 1 }],
     ]);
     expect(result.usage.toolCalls).toBe(3);
     expect(events.map((event) => event.sequence)).toEqual(events.map((_, index) => index + 1));
@@ -411,7 +409,7 @@ describe("resume in another process (DR-3)", () => {
     const ledger = new Ledger();
     const agent = () => ({ tools: tools(ledger, { recordIdempotent: true }), llm: twoStepScript() });
     const first = await startProcess(shared, agent(), (view) => {
-      view.crashAfterCheckpoint = 4; // step 2's model answer is stored, none of its calls ran
+      view.crashAfterCheckpoint = 3; // step 2's model answer is stored, none of its calls ran
     });
     void first.runtime.runDetailed({ agentId: "a", inputText: "go", durable: true, runId: "ref" });
     await waitFor(() => first.view.isCrashed);
@@ -441,7 +439,7 @@ describe("resume in another process (DR-3)", () => {
     const ledger = new Ledger();
     const agent = () => ({ tools: tools(ledger, { recordIdempotent: true }), llm: twoStepScript() });
     const first = await startProcess(shared, agent(), (view) => {
-      view.crashAfterCheckpoint = 5; // record finished and is checkpointed; add has not run
+      view.crashAfterCheckpoint = 4; // record finished and is checkpointed; add has not run
     });
     void first.runtime.runDetailed({ agentId: "a", inputText: "go", durable: true, runId: "k2" });
     await waitFor(() => first.view.isCrashed);
@@ -526,7 +524,7 @@ describe("resume in another process (DR-3)", () => {
       shared,
       { tools: tools(ledger, { recordIdempotent: true }), llm: model },
       (view) => {
-        view.crashAfterCheckpoint = 8;
+        view.crashAfterCheckpoint = 6;
       },
     );
     void first.runtime.runDetailed({ agentId: "a", inputText: "go", durable: true, runId: "k5" });
@@ -611,7 +609,7 @@ describe("resume in another process (DR-3)", () => {
       ]);
     const agent = () => ({ tools: tools(ledger), llm: planModel(), pattern: { type: "plan_execute" } });
     const first = await startProcess(shared, agent(), (view) => {
-      view.crashAfterCheckpoint = 3; // the plan step, then step 1's model answer, then add finished
+      view.crashAfterCheckpoint = 2; // the plan step, then step 1's model answer: add has not run
     });
     void first.runtime.runDetailed({ agentId: "a", inputText: "go", durable: true, runId: "pe" });
     await waitFor(() => first.view.isCrashed);
@@ -686,10 +684,10 @@ describe("resume in another process (DR-3)", () => {
     await runtime.runDetailed({ agentId: "a", inputText: "go", durable: true, runId: "f1" });
     await expect(runtime.resumeRun("f1")).rejects.toMatchObject({
       code: "run.not_resumable",
-      hint: expect.stringContaining("f1:step:7"),
+      hint: expect.stringContaining("f1:step:5"),
     });
     ledger.started = [];
-    const branch = await runtime.resume("f1:step:3", { runId: "f1-branch" });
+    const branch = await runtime.resume("f1:step:2", { runId: "f1-branch" });
     expect(branch).toMatchObject({
       runId: "f1-branch",
       stopReason: "completed",

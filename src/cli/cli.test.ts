@@ -439,10 +439,9 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     expect(code).toBe(0);
     const lines = out.trimEnd().split("\n");
     expect(lines.map((line) => line.replace(/ {2}\d{4}-\d\d-\d\dT[\d:.]+Z/, "  <time>"))).toEqual([
-      `${runId}:step:1  tools      step 1  transcript 2  <time>`,
-      `${runId}:step:2  tools      step 1  transcript 2  <time>`, // add finished; its result is in the state
-      `${runId}:step:3  step_end   step 1  transcript 3  <time>`,
-      `${runId}:step:4  step_end   step 2  transcript 4  <time>  latest`,
+      `${runId}:step:1  tools      step 1  transcript 2  <time>`, // the model asked for add
+      `${runId}:step:2  step_end   step 1  transcript 3  <time>`, // add's result, written with StepEnd
+      `${runId}:step:3  step_end   step 2  transcript 4  <time>  latest`,
     ]);
 
     const json = await cli(["checkpoints", path, runId, "--json"]);
@@ -450,16 +449,16 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line));
-    expect(records).toHaveLength(4);
-    expect(records[3]).toEqual({
-      checkpointId: `${runId}:step:4`,
+    expect(records).toHaveLength(3);
+    expect(records[2]).toEqual({
+      checkpointId: `${runId}:step:3`,
       phase: "step_end",
       step: 2,
       transcriptLength: 4,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       latest: true,
     });
-    expect(records.slice(0, 3).every((record) => record.latest === false)).toBe(true);
+    expect(records.slice(0, 2).every((record) => record.latest === false)).toBe(true);
   });
 
   it("says so for a run without checkpoints, and refuses an unknown run with exit 2 and a hint", async () => {
@@ -480,13 +479,12 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
   });
 
   it("refuses to continue a finished run from its latest checkpoint, with exit 2 and the earlier ones", async () => {
-    const { code, out, err } = await cli(["resume", path, `${runId}:step:4`]);
+    const { code, out, err } = await cli(["resume", path, `${runId}:step:3`]);
     expect(code).toBe(2);
     expect(out).toBe("");
     expect(err).toBe(
       `run.not_resumable: Run '${runId}' already finished (completed); it cannot go on\n` +
-        `hint: Resume an earlier checkpoint to branch a new run from it: ${runId}:step:1, ${runId}:step:2, ` +
-        `${runId}:step:3\n`,
+        `hint: Resume an earlier checkpoint to branch a new run from it: ${runId}:step:1, ${runId}:step:2\n`,
     );
   });
 
@@ -494,7 +492,7 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     // A process's scripted model starts at its first turn; a real model would answer from the transcript, which
     // holds step 1 already. This script is that answer.
     const branchPath = await storedConfig("durable-branch.json", [{ text: "The sum is 42." }], root());
-    const { code, out, err } = await cli(["resume", branchPath, `${runId}:step:3`]);
+    const { code, out, err } = await cli(["resume", branchPath, `${runId}:step:2`]);
     expect(err).toBe("");
     expect(code).toBe(0);
     expect(out).toMatch(/^The sum is 42\.\n✓ completed · 2 steps · 2 llm calls · 1 tool call · /);
@@ -508,13 +506,14 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
       .find((record) => record.runId === branchId);
     expect(branch).toMatchObject({ parentRunId: runId, status: "done", stopReason: "completed" });
     // The original run is untouched; the branch, durable as its origin, has checkpoints of its own.
-    expect((await cli(["checkpoints", path, runId])).out.trimEnd().split("\n")).toHaveLength(4);
+    expect((await cli(["checkpoints", path, runId])).out.trimEnd().split("\n")).toHaveLength(3);
     expect((await cli(["checkpoints", path, branchId])).out).toMatch(/:step:1 .* latest\n$/);
   });
 
   it("streams a resumed run as JSON chunks, run.finished last", async () => {
     const branchPath = await storedConfig("durable-json.json", [{ text: "The sum is 42." }], root());
-    const { code, out } = await cli(["resume", branchPath, `${runId}:step:2`, "--json"]);
+    // From the step in flight: the branch runs add itself, then answers.
+    const { code, out } = await cli(["resume", branchPath, `${runId}:step:1`, "--json"]);
     expect(code).toBe(0);
     const chunks = out
       .trimEnd()

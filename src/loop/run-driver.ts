@@ -76,6 +76,8 @@ export class RunDriver implements PatternDriver, RunProgress {
   /** The calls of the step in flight, as the tool stage tracks them. */
   inFlight: readonly ToolCallState[] = EMPTY_STATES;
   startedAtMs = Date.now();
+  /** A durable run's last tool results are not checkpointed yet; the next boundary must write them. */
+  owesCheckpoint = false;
   /** Decisions applied in this run, by id. */
   decisionIds: string[] = EMPTY_IDS as string[];
   /** Decisions that stick for later calls of a tool in this run. */
@@ -158,6 +160,7 @@ export class RunDriver implements PatternDriver, RunProgress {
   checkpoint(phase: CheckpointPhase, final?: { output: unknown }): Promise<unknown> {
     const writer = this.checkpoints;
     if (writer === null) return Promise.resolve();
+    this.owesCheckpoint = false;
     return writer.write(captureRunState(this.ctx, this, phase, final), this.ctx.transcript);
   }
 
@@ -339,6 +342,7 @@ export class RunDriver implements PatternDriver, RunProgress {
 
   async callLlm(overrides: Partial<ModelRequest> = {}): Promise<ModelResponse> {
     this.checkpointBoundary();
+    if (this.owesCheckpoint) await this.checkpoint("tools");
     const agent = this.agent;
     const request = new ModelCallRequest(
       overrides.messages ?? this.ctx.transcript,

@@ -138,13 +138,18 @@ export async function executeToolStage(
         }
         await settle(driver, entry, result, started[index]!);
       }
-      // A batch counts as one step: one checkpoint for all its calls (LC-6).
-      if (driver.durable) await driver.checkpoint("tools");
-      if (resumable !== undefined) throw resumable;
+      // A batch counts as one step: one checkpoint for all its calls (LC-6), owed until the next boundary.
+      if (resumable !== undefined) {
+        await driver.checkpoint("tools");
+        throw resumable;
+      }
+      if (driver.durable) driver.owesCheckpoint = true;
     } else {
       // Calls allowed before a block still run: a block interrupts only the calls after it (LC-7).
       let stop = false;
-      for (const entry of allowed) {
+      const lastIndex = allowed.length - 1;
+      for (let index = 0; index <= lastIndex; index++) {
+        const entry = allowed[index]!;
         if (stop || driver.scope.cancelled) {
           fail(driver, entry.state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);
           continue;
@@ -160,7 +165,12 @@ export async function executeToolStage(
         }
         if (hasAfterExecute(driver, entry)) await settle(driver, entry, result, startedAt);
         else settleOutcome(driver, entry, result, performance.now() - startedAt, undefined);
-        if (driver.durable) await driver.checkpoint("tools");
+        // After the stage's last call the checkpoint is owed rather than written: the next boundary (StepEnd, a
+        // suspension, the next model call) writes it before anything else happens (LC-6).
+        if (driver.durable) {
+          if (index < lastIndex) await driver.checkpoint("tools");
+          else driver.owesCheckpoint = true;
+        }
         if (entry.state.status === "suspended") stop = true;
       }
     }
