@@ -1,7 +1,11 @@
 import { KeelError } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { Message } from "../models/message.js";
-import type { SessionManager } from "../sessions/session-manager.js";
+import {
+  type CheckpointCommitter,
+  isCheckpointCommitter,
+  type SessionManager,
+} from "../sessions/session-manager.js";
 import { checkpointIdOf, type RunState } from "./run-state.js";
 
 /** Where a run's stored data ends: what a writer must not write again. */
@@ -50,16 +54,16 @@ export class CheckpointWriter {
     const marks = this.marks;
     const checkpointId = checkpointIdOf(state.runId, ++marks.checkpoints);
     try {
-      await this.flushEvents();
-      await this.flushMessages(transcript);
-      state.lastSequence = marks.sequence;
-      state.transcriptLength = transcript.length;
-      await this.store.createCheckpoint(state.sessionId, {
-        checkpointId,
-        state: state as unknown as Record<string, unknown>,
-        transcriptLength: transcript.length,
-        artifactCount: state.artifacts.length,
-      });
+      const store = this.store;
+      if (isCheckpointCommitter(store)) {
+        await this.commit(store, checkpointId, state, transcript);
+      } else {
+        await this.flushEvents();
+        await this.flushMessages(transcript);
+        state.lastSequence = marks.sequence;
+        state.transcriptLength = transcript.length;
+        await store.createCheckpoint(state.sessionId, checkpointOf(checkpointId, state, transcript));
+      }
     } catch (error) {
       this.log.emit("run.checkpoint_failed", {
         checkpointId,
@@ -91,12 +95,46 @@ export class CheckpointWriter {
     this.marks.sequence = events[events.length - 1]!.sequence;
   }
 
-  /** Store the messages added since the last write (the whole transcript again if it shrank). */
+  /** The three writes as one, for a store that can (all of it is stored or none). */
+  private async commit(
+    store: SessionManager & CheckpointCommitter,
+    checkpointId: string,
+    state: RunState,
+    transcript: readonly Message[],
+  ): Promise<void> {
+    const marks = this.marks;
+    const events = this.log.eventsAfter(marks.sequence);
+    const from = Math.min(marks.messages, transcript.length);
+    const changed = from !== transcript.length || from !== marks.messages;
+    const sequence = events.length === 0 ? marks.sequence : events[events.length - 1]!.sequence;
+    state.lastSequence = sequence;
+    state.transcriptLength = transcript.length;
+    await store.commitCheckpoint({
+      sessionId: state.sessionId,
+      runId: state.runId,
+      events,
+      messages: changed ? { fromIndex: from, items: transcript.slice(from) } : null,
+      checkpoint: checkpointOf(checkpointId, state, transcript),
+    });
+    marks.sequence = sequence;
+    marks.messages = transcript.length;
+  }
+
+  /** Store the messages added since the last write (from where a resume cut the transcript back). */
   private async flushMessages(transcript: readonly Message[]): Promise<void> {
     const marks = this.marks;
-    const from = transcript.length < marks.messages ? 0 : marks.messages;
+    const from = Math.min(marks.messages, transcript.length);
     if (from === transcript.length && from === marks.messages) return;
     await this.store.saveRunMessages(this.log.runId, from, transcript.slice(from));
     marks.messages = transcript.length;
   }
+}
+
+function checkpointOf(checkpointId: string, state: RunState, transcript: readonly Message[]) {
+  return {
+    checkpointId,
+    state: state as unknown as Record<string, unknown>,
+    transcriptLength: transcript.length,
+    artifactCount: state.artifacts.length,
+  };
 }

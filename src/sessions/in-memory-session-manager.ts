@@ -3,6 +3,8 @@ import type { Message } from "../models/message.js";
 import type { RunRecord, RunStatus } from "../runtime/run-types.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "./session-lock.js";
 import type {
+  CheckpointCommit,
+  CheckpointCommitter,
   SessionArtifact,
   SessionCheckpoint,
   SessionManager,
@@ -35,7 +37,7 @@ interface SessionData {
  * Checkpoint states, messages and events are kept by reference — the run loop hands over values it no longer
  * mutates, and copying them would make every checkpoint cost grow with the transcript.
  */
-export class InMemorySessionManager implements SessionManager {
+export class InMemorySessionManager implements SessionManager, CheckpointCommitter {
   private readonly lock = new SessionLock();
   private readonly queueSize: number;
   private readonly sessions = new Map<string, SessionData>();
@@ -228,6 +230,16 @@ export class InMemorySessionManager implements SessionManager {
     const stored = this.runMessages.get(runId);
     if (stored === undefined) return [];
     return options.length === undefined ? stored.slice() : stored.slice(0, options.length);
+  }
+
+  /** Events, messages and the checkpoint in one go; a transcript gap refuses all of it. */
+  async commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint> {
+    const { runId, messages } = commit;
+    if (messages !== null)
+      checkTranscriptIndex(runId, messages.fromIndex, this.runMessages.get(runId)?.length ?? 0);
+    if (commit.events.length > 0) await this.appendEvents(runId, commit.events);
+    if (messages !== null) await this.saveRunMessages(runId, messages.fromIndex, messages.items);
+    return this.createCheckpoint(commit.sessionId, commit.checkpoint);
   }
 
   /** Drop everything stored. */

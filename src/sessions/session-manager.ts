@@ -78,3 +78,27 @@ export interface SessionManager {
   loadRunMessages(runId: string, options?: { length?: number }): Promise<Message[]>;
   close(): Promise<void>;
 }
+
+/** One durable step of a run: its new events, its new transcript messages and the checkpoint that covers them. */
+export interface CheckpointCommit {
+  sessionId: string;
+  runId: string;
+  /** Events to append; a sequence already stored is skipped, as in `appendEvents`. */
+  events: readonly RuntimeEvent[];
+  /** Messages to write from `fromIndex` on, as in `saveRunMessages`; null when the transcript did not change. */
+  messages: { fromIndex: number; items: readonly Message[] } | null;
+  checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">;
+}
+
+/**
+ * An optional ability of a store: write a checkpoint with its events and messages in one write — one transaction
+ * or one statement — rather than three. All of it is stored or none of it. The run loop uses it when a store has
+ * it (a durable run writes one or two checkpoints a step, so round trips are what checkpoints cost).
+ */
+export interface CheckpointCommitter {
+  commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint>;
+}
+
+export function isCheckpointCommitter(store: SessionManager): store is SessionManager & CheckpointCommitter {
+  return typeof (store as Partial<CheckpointCommitter>).commitCheckpoint === "function";
+}
