@@ -6,6 +6,7 @@ import os from "node:os";
 import { s1LoopOverhead } from "./scenarios/s1-loop-overhead.mjs";
 import { s2Streaming } from "./scenarios/s2-streaming.mjs";
 import { s3ParkedRuns } from "./scenarios/s3-parked-runs.mjs";
+import { s3SuspendedRuns } from "./scenarios/s3-suspended-runs.mjs";
 import { s4CheckpointCost } from "./scenarios/s4-checkpoint-cost.mjs";
 import { s5HistoryScaling } from "./scenarios/s5-history-scaling.mjs";
 
@@ -13,6 +14,7 @@ const SCENARIOS = {
   S1: s1LoopOverhead,
   S2: s2Streaming,
   S3: s3ParkedRuns,
+  S3S: s3SuspendedRuns,
   S4: s4CheckpointCost,
   S5: s5HistoryScaling,
 };
