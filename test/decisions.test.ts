@@ -482,3 +482,63 @@ describe("decisions (LC-8)", () => {
     expect(ledger.calls).toEqual(["slow", "p1:pay:5"]);
   });
 });
+
+describe("attach around a decision (LC-9)", () => {
+  it("follows a waiting run into its resumption: attach, then decide, and see every event once", async () => {
+    const { runtime } = await runtimeWith(payTwice);
+    await runtime.runDetailed({ agentId: "a", inputText: "pay", runId: "at1" });
+    const seen: { sequence: number; kind: string }[] = [];
+    const following = (async () => {
+      for await (const chunk of runtime.attach("at1", { afterSequence: 0 })) seen.push(chunk);
+    })();
+    while (seen.at(-1)?.kind !== "run.finished") await new Promise((resolve) => setTimeout(resolve, 1));
+    await runtime.decide({
+      runId: "at1",
+      decisions: [
+        { toolCallId: "p1", action: "approve" },
+        { toolCallId: "p2", action: "deny" },
+      ],
+    });
+    await following;
+    const stored = await runtime.sessionManager.loadEvents("at1");
+    expect(seen.map((chunk) => chunk.sequence)).toEqual(stored.map((event) => event.sequence));
+    expect(seen.filter((chunk) => chunk.kind === "run.finished")).toHaveLength(2);
+    expect(seen.some((chunk) => chunk.kind === "tool.decided")).toBe(true);
+  });
+
+  it("replays the stored part of a run resumed in this process, then follows it live", async () => {
+    const ledger: Ledger = { calls: [] };
+    const gate = deferred();
+    const slowPay = defineTool({
+      name: "pay",
+      description: "Pay slowly (needs approval)",
+      inputSchema: z.object({ amount: z.number() }),
+      approvalMode: "always",
+      execute: async ({ amount }) => {
+        await gate.promise;
+        return `paid ${amount}`;
+      },
+    });
+    const model = scriptedModel([
+      { toolCalls: [{ id: "p1", name: "pay", arguments: { amount: 1 } }] },
+      { text: "ok" },
+    ]);
+    const runtime = await Runtime.fromDict({
+      agents: [{ id: "a", name: "A", tools: [slowPay, ...tools(ledger).slice(1)], llm: model }],
+    });
+    await runtime.runDetailed({ agentId: "a", inputText: "pay", runId: "at2" });
+    const decided = runtime.decide({ runId: "at2", decisions: [{ toolCallId: "p1", action: "approve" }] });
+    while (!runtime.liveRun("at2")?.log.events.some((event) => event.kind === "tool.started")) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const seen: number[] = [];
+    const following = (async () => {
+      for await (const chunk of runtime.attach("at2", { afterSequence: 2 })) seen.push(chunk.sequence);
+    })();
+    gate.resolve();
+    await decided;
+    await following;
+    const stored = (await runtime.sessionManager.loadEvents("at2")).map((event) => event.sequence);
+    expect(seen).toEqual(stored.filter((sequence) => sequence > 2));
+  });
+});

@@ -60,6 +60,8 @@ export class Runtime {
   private readonly agents = new Map<string, Promise<ResolvedAgent>>();
   private readonly sessions = new Map<string, Set<string>>();
   private readonly liveRuns = new Map<string, LiveRun>();
+  /** `attach()` calls waiting for a waiting run to be resumed in this process. */
+  private readonly startWaiters = new Map<string, (() => void)[]>();
   /** Decisions per run, applied one batch after another. */
   private readonly deciding = new Map<string, Promise<RunResult>>();
   private configVersion = 1;
@@ -181,19 +183,59 @@ export class Runtime {
     return new RunChunkIterator(() => this.startRun(request).then((live) => live.log), options);
   }
 
-  /** Replay a run's events after a sequence, then follow it live until it ends (LC-9). */
+  /**
+   * Replay a run's events after a sequence, then follow it live until it ends (LC-9): nothing lost, nothing
+   * twice, whether the run is live here, finished, or resumed in this process from the store. A run that waits
+   * for decisions is followed into its resumption when it is decided in this process — attach before deciding
+   * to see the first resumed event; leave with `return()` (`break`) to stop waiting.
+   */
   attach(runId: string, options: ReadOptions = {}): AsyncIterableIterator<RunStreamChunk> {
     const live = this.liveRuns.get(runId);
-    if (live) return new RunChunkIterator(live.log, options);
-    return this.replayStored(runId, options);
+    // A run that started here holds its whole log: the plain cursor is enough.
+    if (live !== undefined && live.log.firstSequence <= (options.afterSequence ?? 0) + 1)
+      return new RunChunkIterator(live.log, options);
+    return this.follow(runId, options);
   }
 
-  private async *replayStored(runId: string, options: ReadOptions): AsyncGenerator<RunStreamChunk> {
+  private async *follow(runId: string, options: ReadOptions): AsyncGenerator<RunStreamChunk> {
     await this.ready();
-    const record = await this.sessionManager.getRun(runId);
-    if (!record)
-      throw new ConfigError(`Unknown run '${runId}'`, { hint: "listRuns() shows the runs this store knows" });
-    yield* replayEvents(await this.sessionManager.loadEvents(runId, options), options);
+    let after = options.afterSequence ?? 0;
+    for (;;) {
+      const live = this.liveRuns.get(runId);
+      if (live !== undefined) {
+        // The part of the log before this process took the run over is in the store.
+        if (after < live.log.firstSequence - 1) {
+          for (const chunk of replayEvents(
+            await this.sessionManager.loadEvents(runId, { afterSequence: after }),
+            options,
+          )) {
+            if (chunk.sequence >= live.log.firstSequence) break;
+            yield chunk;
+          }
+          after = live.log.firstSequence - 1;
+        }
+        yield* new RunChunkIterator(live.log, { ...options, afterSequence: after });
+        return;
+      }
+      const record = await this.sessionManager.getRun(runId);
+      if (!record)
+        throw new ConfigError(`Unknown run '${runId}'`, {
+          hint: "listRuns() shows the runs this store knows",
+        });
+      const stored = await this.sessionManager.loadEvents(runId, { afterSequence: after });
+      if (stored.length > 0) after = stored[stored.length - 1]!.sequence;
+      yield* replayEvents(stored, options);
+      if (this.liveRuns.has(runId)) continue;
+      if (record.status !== "waiting") return;
+      await new Promise<void>((resolve) => {
+        let waiting = this.startWaiters.get(runId);
+        if (waiting === undefined) {
+          waiting = [];
+          this.startWaiters.set(runId, waiting);
+        }
+        waiting.push(resolve);
+      });
+    }
   }
 
   /** Cancel a run this process holds; true when it was running. Twice is harmless. */
@@ -360,6 +402,11 @@ export class Runtime {
     });
     const live: LiveRun = { log, scope, done, session };
     this.liveRuns.set(runId, live);
+    const waiters = this.startWaiters.get(runId);
+    if (waiters !== undefined) {
+      this.startWaiters.delete(runId);
+      for (const resolve of waiters) resolve();
+    }
     return live;
   }
 
