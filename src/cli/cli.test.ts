@@ -530,7 +530,7 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     expect(malformed).toMatchObject({ code: 2, out: "" });
     expect(malformed.err).toBe(
       "checkpoint.unknown: 'nonsense' is not a run checkpoint id\n" +
-        "hint: Run checkpoint ids look like '<runId>:step:<n>'; `keel checkpoints <runId>` lists a run's\n",
+        "hint: Run checkpoint ids look like '<runId>:step:<n>'; `keel checkpoints <config> <runId>` lists a run's\n",
     );
     const noRun = await cli(["resume", path, "no-such-run:step:1"]);
     expect(noRun.code).toBe(2);

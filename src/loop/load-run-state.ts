@@ -34,7 +34,7 @@ export async function loadRunState(
   if (parsed === null) {
     throw new ConfigError(`'${checkpointId}' is not a run checkpoint id`, {
       code: ERROR_CODES.CHECKPOINT_UNKNOWN,
-      hint: "Run checkpoint ids look like '<runId>:step:<n>'; `keel checkpoints <runId>` lists a run's",
+      hint: "Run checkpoint ids look like '<runId>:step:<n>'; `keel checkpoints <config> <runId>` lists a run's",
     });
   }
   const record = await store.getRun(parsed.runId);

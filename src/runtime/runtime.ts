@@ -481,7 +481,7 @@ export class Runtime {
     if (record === null) {
       throw new ConfigError(`Unknown checkpoint '${checkpointId}'`, {
         code: ERROR_CODES.CHECKPOINT_UNKNOWN,
-        hint: "Run checkpoint ids look like '<runId>:step:<n>'; `keel checkpoints <runId>` lists a run's",
+        hint: "Run checkpoint ids look like '<runId>:step:<n>'; `keel checkpoints <config> <runId>` lists a run's",
       });
     }
     return record.agentId;
