@@ -21,7 +21,7 @@ export type Reply = (response: ServerResponse, request: ReceivedRequest) => void
  */
 export class FakeModelServer {
   readonly requests: ReceivedRequest[] = [];
-  private readonly replies: Reply[] = [];
+  private replies: Reply[] = [];
   private readonly sockets = new Set<Socket>();
   /** Sockets that carried a request and are still open. */
   private readonly busySockets = new Set<Socket>();
@@ -88,9 +88,9 @@ export class FakeModelServer {
     return this.busySockets.size;
   }
 
-  /** Queue replies, one per request; the last one answers every request after it. */
+  /** Set the replies, one per request from now on (earlier ones not yet used are dropped); the last repeats. */
   reply(...replies: Reply[]): this {
-    this.replies.push(...replies);
+    this.replies = [...replies];
     return this;
   }
 
