@@ -60,7 +60,12 @@ describe("parseConfig defaults", () => {
           runtime: { max_steps: 3 },
           llm: { provider: "anthropic", retry: { max_attempts: 1 } },
           permissions: { allow: ["read_file"], enable: ["shell"] },
-          sandbox: { roots: [{ path: "data", mode: "ro" }], max_read_bytes: 10 },
+          sandbox: {
+            roots: [{ path: "data", mode: "ro" }],
+            max_read_bytes: 10,
+            max_write_bytes: 20,
+            max_list_entries: 30,
+          },
           instructions: "Be brief.",
         }),
       ],
@@ -80,6 +85,12 @@ describe("parseConfig defaults", () => {
     });
     expect((first?.llm as LLMOptions | undefined)?.timeout_ms).toBe(30000);
     expect(first?.instructions).toBe("Be brief.");
+    expect(first?.sandbox).toEqual({
+      roots: [{ path: "data", mode: "ro" }],
+      max_read_bytes: 10,
+      max_write_bytes: 20,
+      max_list_entries: 30,
+    });
     expect(config.logging).toEqual({ level: "debug", auto_configure: false });
   });
 });

@@ -250,6 +250,8 @@ export const PermissionsConfigSchema = z.strictObject({
 export const SandboxConfigSchema = z.strictObject({
   roots: z.array(z.strictObject({ path: z.string().trim().min(1), mode: z.enum(["ro", "rw"]) })).optional(),
   max_read_bytes: positiveInt.optional(),
+  max_write_bytes: positiveInt.optional(),
+  max_list_entries: positiveInt.optional(),
   large_output_bytes: positiveInt.optional(),
 });
 

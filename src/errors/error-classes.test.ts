@@ -17,6 +17,7 @@ import {
   PluginConfigError,
   PluginLoadError,
   RunNotCompletedError,
+  SandboxError,
   SessionQueueFullError,
   ToolAuthError,
   ToolCancelledError,
@@ -158,5 +159,28 @@ describe("error fields", () => {
     const issues = [{ path: "agents[0].id", message: "required" }];
     expect(new ConfigValidationError("m", { issues }).issues).toEqual(issues);
     expect(new ConfigValidationError("m").issues).toEqual([]);
+  });
+
+  it("gives every sandbox refusal a sandbox.* code and the policy's rule name (SB-2, SB-3)", () => {
+    const rules = Object.entries(ERROR_CODES)
+      .filter(([key]) => key.startsWith("SANDBOX_"))
+      .map(([, code]) => {
+        const error = new SandboxError("m", { code });
+        expect(error).toBeInstanceOf(PermissionDeniedError);
+        expect(error.name).toBe("SandboxError");
+        expect(error.retryable).toBe(false);
+        return [error.code, error.rule];
+      });
+    expect(rules).toEqual([
+      ["sandbox.path_outside", "path_outside_sandbox"],
+      ["sandbox.read_only", "path_read_only"],
+      ["sandbox.invalid_path", "invalid_path"],
+      ["sandbox.special_file", "special_file"],
+      ["sandbox.hard_link", "hard_link"],
+      ["sandbox.path_changed", "path_changed"],
+      ["sandbox.too_large", "size_limit"],
+      ["sandbox.root_missing", "root_missing"],
+    ]);
+    expect(new SandboxError("m", { code: "sandbox.other" }).rule).toBe("invalid_path");
   });
 });

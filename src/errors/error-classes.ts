@@ -137,6 +137,39 @@ export class PermissionDeniedError extends KeelError {
   }
 }
 
+/** Why the sandbox refused a path (SB-2); `rule` is the name the permission policy reports (SB-3). */
+export type SandboxRule =
+  | "path_outside_sandbox"
+  | "path_read_only"
+  | "invalid_path"
+  | "special_file"
+  | "hard_link"
+  | "path_changed"
+  | "size_limit"
+  | "root_missing";
+
+const SANDBOX_RULES: Record<string, SandboxRule> = {
+  [ERROR_CODES.SANDBOX_PATH_OUTSIDE]: "path_outside_sandbox",
+  [ERROR_CODES.SANDBOX_READ_ONLY]: "path_read_only",
+  [ERROR_CODES.SANDBOX_INVALID_PATH]: "invalid_path",
+  [ERROR_CODES.SANDBOX_SPECIAL_FILE]: "special_file",
+  [ERROR_CODES.SANDBOX_HARD_LINK]: "hard_link",
+  [ERROR_CODES.SANDBOX_PATH_CHANGED]: "path_changed",
+  [ERROR_CODES.SANDBOX_TOO_LARGE]: "size_limit",
+  [ERROR_CODES.SANDBOX_ROOT_MISSING]: "root_missing",
+};
+
+/**
+ * The filesystem sandbox refused a path or a size (SB-2): `code` is one of the `sandbox.*` codes. Its message
+ * names only the path the model gave and what is allowed, never a host path the model did not write.
+ */
+export class SandboxError extends PermissionDeniedError {
+  declare readonly rule: SandboxRule;
+  constructor(message: string, options: Options & { code: string }) {
+    super(message, { ...options, rule: SANDBOX_RULES[options.code] ?? "invalid_path" });
+  }
+}
+
 // ── runs ──────────────────────────────────────────────────────────────────────────────────────────────────
 
 export class BudgetExhausted extends KeelError {
