@@ -118,6 +118,26 @@ export type {
 export { Runtime } from "./runtime/runtime.js";
 export { DefaultRuntime, type RuntimePlugin } from "./runtime/runtime-plugin.js";
 export { type RunStreamChunk, RunStreamChunkKind } from "./runtime/stream-chunk.js";
+export {
+  type CheckedPath,
+  DEFAULT_SANDBOX_LIMITS,
+  type ListEntry,
+  type ReadResult,
+  Sandbox,
+  type SandboxAccess,
+  type SandboxLimits,
+  type SandboxMode,
+  type SandboxOptions,
+  type SandboxRoot,
+  type SandboxRootOptions,
+  type WriteResult,
+} from "./sandbox/sandbox.js";
+export {
+  createSandboxProvider,
+  type SandboxProvider,
+  type SandboxSettings,
+  type WorkspaceContext,
+} from "./sandbox/sandbox-provider.js";
 export { InMemorySessionManager } from "./sessions/in-memory-session-manager.js";
 export type {
   SessionArtifact,
@@ -164,5 +184,14 @@ export type {
   ToolExecutionResult,
   ToolExecutor,
 } from "./tools/tool-executor.js";
+export { isToolset, type Toolset } from "./tools/toolset.js";
+export {
+  createFilesystemToolset,
+  DEFAULT_FILESYSTEM_TOOLS,
+  FILESYSTEM_TOOL_NAMES,
+  type FilesystemToolName,
+  type FilesystemToolsetOptions,
+} from "./toolsets/filesystem/filesystem-toolset.js";
+export type { GrepFilesData, GrepLimits, GrepMatch } from "./toolsets/filesystem/grep-files-tool.js";
 
 export const VERSION = "0.1.0";

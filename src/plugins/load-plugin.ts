@@ -8,6 +8,7 @@ import {
   getPlugin,
   listBuiltins,
   listPlugins,
+  type PluginAgentContext,
   type PluginFactoryContext,
   type PluginKind,
 } from "./plugin-registry.js";
@@ -27,6 +28,8 @@ export interface LoadPluginOptions {
   label?: string;
   /** The runtime loading it, handed to factories as `context.runtime`. */
   runtime?: unknown;
+  /** The agent it is loaded for, handed to factories as `context.agent`. */
+  agent?: PluginAgentContext;
 }
 
 /** A config ref: a plain object naming a builtin `type` or an `impl`. Anything else is a ready instance. */
@@ -52,9 +55,15 @@ export async function loadPlugin<T = unknown>(
   const context: PluginFactoryContext = {
     baseDir,
     load: (nestedKind, nestedRef) =>
-      loadPlugin(nestedKind, nestedRef, { baseDir, label: `${label}.config`, runtime: options.runtime }),
+      loadPlugin(nestedKind, nestedRef, {
+        baseDir,
+        label: `${label}.config`,
+        runtime: options.runtime,
+        ...(options.agent === undefined ? {} : { agent: options.agent }),
+      }),
     runtime: options.runtime,
   };
+  if (options.agent !== undefined) context.agent = options.agent;
   let value: unknown;
   if (!isPluginRef(ref)) {
     value = ref;

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { PermissionsConfig, SandboxConfig } from "../config/app-config-schema.js";
 import { getLogger } from "../logging/logger.js";
 
 /** The seams a config can reference. */
@@ -26,6 +27,15 @@ export interface PluginFactoryContext {
   load: <T = unknown>(kind: PluginKind, ref: unknown) => Promise<T>;
   /** The runtime loading the plugin, for plugins that run agents (the `agent` tool). */
   runtime?: unknown;
+  /** The agent a tool is loaded for: its id and the parts of its config tools obey (SB-2, SB-3). */
+  agent?: PluginAgentContext;
+}
+
+/** What a tool plugin learns of its agent's config. */
+export interface PluginAgentContext {
+  readonly id: string;
+  readonly sandbox?: SandboxConfig | undefined;
+  readonly permissions?: PermissionsConfig | undefined;
 }
 
 /** A plugin a config can name by `type`. */

@@ -10,6 +10,7 @@ import { registerPostgresStore } from "../stores/postgres/register-postgres-stor
 import { registerSqliteStore } from "../stores/sqlite/register-sqlite-store.js";
 import { agentToolPlugin } from "../tools/agent-as-tool.js";
 import { registerToolExecutorBuiltins } from "../tools/executors/builtin-tool-executors.js";
+import { registerFilesystemBuiltins } from "../toolsets/filesystem/filesystem-toolset.js";
 import { registerBuiltin } from "./plugin-registry.js";
 
 let done = false;
@@ -31,4 +32,5 @@ export function registerBuiltins(): void {
   registerToolExecutorBuiltins();
   registerRuntimeBuiltins();
   registerBuiltin(agentToolPlugin);
+  registerFilesystemBuiltins();
 }

@@ -13,6 +13,7 @@ import type { Pattern } from "../patterns/pattern.js";
 import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
 import { DEFAULT_EXECUTION_SPEC, type Tool } from "../tools/tool.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
+import { toolsOfEntry } from "../tools/toolset.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 
 export interface LoadAgentOptions {
@@ -36,17 +37,27 @@ export async function loadAgent(
     pricing,
   } = createModel(definition.llm as Parameters<typeof createModel>[0]);
   const tools: Record<string, Tool> = {};
+  const agent = { id: definition.id, sandbox: definition.sandbox, permissions: definition.permissions };
   for (const entry of definition.tools) {
     if (isPluginRef(entry)) {
       const ref = entry as { id: string; enabled?: boolean };
       if (ref.enabled === false) continue;
-      const tool = await loadPlugin<Tool>("tool", entry, {
+      const entryLabel = `${label}.tools[${ref.id}]`;
+      const loaded = await loadPlugin("tool", entry, {
         baseDir,
-        label: `${label}.tools[${ref.id}]`,
-        requiredMethods: ["invoke"],
+        label: entryLabel,
         runtime: options.runtime,
+        agent,
       });
-      tools[ref.id] = normalizeTool(tool, ref.id);
+      // A toolset contributes several tools under their own names (SB-1).
+      for (const [name, tool] of toolsOfEntry(loaded, ref.id, entryLabel)) {
+        if (name in tools) {
+          throw new ConfigError(`${entryLabel}: a tool named '${name}' is already loaded`, {
+            hint: "Tool names must be unique within an agent; drop one of the entries or narrow a toolset's tools",
+          });
+        }
+        tools[name] = normalizeTool(tool, name);
+      }
     } else {
       const tool = entry as Tool;
       tools[tool.name] = normalizeTool(tool, tool.name);
