@@ -29,6 +29,7 @@ const STORE_METHODS = [
   "saveArtifact",
   "listArtifacts",
   "createCheckpoint",
+  "commitCheckpoint",
   "loadCheckpoint",
   "listCheckpoints",
   "saveRun",

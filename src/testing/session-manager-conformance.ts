@@ -1,10 +1,13 @@
 // Long because it is the whole DR-1 contract every store must meet, in one suite.
 import { randomUUID } from "node:crypto";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, type TestContext } from "vitest";
 import { RuntimeEvent } from "../events/runtime-event.js";
 import type { Message } from "../models/message.js";
 import type { RunRecord } from "../runtime/run-types.js";
 import {
+  type CheckpointCommit,
+  type CheckpointCommitter,
+  isCheckpointCommitter,
   SESSION_SCHEMA_VERSION,
   type SessionArtifact,
   type SessionManager,
@@ -512,6 +515,174 @@ export function describeSessionManagerConformance(
         const partial = await manager.loadRunMessages(runId, { length: 1 });
         partial.push(say("more"));
         expect(contents(await manager.loadRunMessages(runId))).toEqual(["a", "b"]);
+      });
+    });
+
+    // Only for stores with the optional `commitCheckpoint` ability (CheckpointCommitter): the tests of a store
+    // without it are skipped, since the run loop then makes the three separate calls tested above.
+    describe("checkpoint commits (stores with commitCheckpoint only)", () => {
+      const say = (content: string): Message => ({ role: "user", content });
+      const contents = (messages: readonly Message[]) => messages.map((message) => message.content);
+      const event = (runId: string, sessionId: string, sequence: number, payload = {}): RuntimeEvent =>
+        new RuntimeEvent(
+          "step.started",
+          { step: sequence, ...payload },
+          1_700_000_000_000 + sequence,
+          runId,
+          sessionId,
+          "agent",
+          sequence,
+        );
+      const committer = (context: TestContext): SessionManager & CheckpointCommitter => {
+        if (!isCheckpointCommitter(manager)) context.skip();
+        return manager as SessionManager & CheckpointCommitter;
+      };
+      /** What a run's stored data looks like, the checkpoints' creation times left out. */
+      const stored = async (sessionId: string, runId: string) => ({
+        events: (await manager.loadEvents(runId)).map(({ kind, payload, sequence, timestampMs }) => ({
+          kind,
+          payload,
+          sequence,
+          timestampMs,
+        })),
+        messages: await manager.loadRunMessages(runId),
+        checkpointIds: await manager.listCheckpoints(sessionId),
+        checkpoints: await Promise.all(
+          (await manager.listCheckpoints(sessionId)).map(async (checkpointId) => {
+            const { createdAt: _, ...rest } = (await manager.loadCheckpoint(sessionId, checkpointId)) ?? {};
+            return rest;
+          }),
+        ),
+      });
+
+      it("stores events, messages and the checkpoint as the three separate calls would", async (context) => {
+        const store = committer(context);
+        const [viaCommit, viaCalls] = [
+          { sessionId: id("commit-session"), runId: id("commit-run") },
+          { sessionId: id("calls-session"), runId: id("calls-run") },
+        ];
+        // The same history written both ways: events (a retried one among them), a rewritten tail, a checkpoint
+        // created twice.
+        const steps = ({ sessionId, runId }: { sessionId: string; runId: string }) => [
+          {
+            events: [event(runId, sessionId, 1), event(runId, sessionId, 2)],
+            messages: { fromIndex: 0, items: [say("a"), say("b"), say("c")] },
+            checkpoint: checkpoint("cp-1", { step: 1 }, 3),
+          },
+          {
+            // Sequence 2 again, with another payload: stored already, so skipped; 3 and 4 are new.
+            events: [
+              event(runId, sessionId, 2, { retried: true }),
+              event(runId, sessionId, 3),
+              event(runId, sessionId, 4),
+            ],
+            messages: { fromIndex: 2, items: [say("C"), say("d")] },
+            checkpoint: checkpoint("cp-2", { step: 2 }, 4),
+          },
+          {
+            events: [],
+            messages: { fromIndex: 4, items: [] },
+            checkpoint: checkpoint("cp-1", { step: 1, again: true }, 4),
+          },
+        ];
+        for (const step of steps(viaCommit)) {
+          const committed = await store.commitCheckpoint({ ...viaCommit, ...step });
+          expect(committed).toMatchObject({ ...step.checkpoint, schemaVersion: SESSION_SCHEMA_VERSION });
+          expect(await manager.loadCheckpoint(viaCommit.sessionId, step.checkpoint.checkpointId)).toEqual(
+            committed,
+          );
+        }
+        for (const step of steps(viaCalls)) {
+          await manager.appendEvents(viaCalls.runId, step.events);
+          await manager.saveRunMessages(viaCalls.runId, step.messages.fromIndex, step.messages.items);
+          await manager.createCheckpoint(viaCalls.sessionId, step.checkpoint);
+        }
+        const committed = await stored(viaCommit.sessionId, viaCommit.runId);
+        expect(committed).toEqual(await stored(viaCalls.sessionId, viaCalls.runId));
+        expect(committed.events.map((entry) => entry.sequence)).toEqual([1, 2, 3, 4]);
+        expect(committed.events[1]?.payload).toEqual({ step: 2 });
+        expect(contents(committed.messages)).toEqual(["a", "b", "C", "d"]);
+        expect(committed.checkpointIds).toEqual(["cp-1", "cp-2"]);
+        expect(committed.checkpoints[0]).toMatchObject({
+          state: { step: 1, again: true },
+          transcriptLength: 4,
+        });
+        expect((await manager.loadEvents(viaCommit.runId))[0]).toMatchObject({
+          runId: viaCommit.runId,
+          sessionId: viaCommit.sessionId,
+          agentId: "agent",
+        });
+        expect(await manager.listSessions()).toContain(viaCommit.sessionId);
+      });
+
+      it("refuses a transcript gap with store.transcript_gap and stores nothing of the commit", async (context) => {
+        const store = committer(context);
+        const sessionId = id("gap-session");
+        const runId = id("gap-run");
+        await store.commitCheckpoint({
+          sessionId,
+          runId,
+          events: [event(runId, sessionId, 1)],
+          messages: { fromIndex: 0, items: [say("a"), say("b")] },
+          checkpoint: checkpoint("kept", { step: 1 }, 2),
+        });
+        const before = await stored(sessionId, runId);
+        for (const fromIndex of [3, 7, -1, 1.5]) {
+          const failure = await store
+            .commitCheckpoint({
+              sessionId,
+              runId,
+              events: [event(runId, sessionId, 2), event(runId, sessionId, 3)],
+              messages: { fromIndex, items: [say("x")] },
+              checkpoint: checkpoint("refused", { step: 2 }, 3),
+            })
+            .then(
+              () => undefined,
+              (error: unknown) => error,
+            );
+          expect(failure).toMatchObject({ code: "store.transcript_gap", context: { runId } });
+        }
+        expect(await stored(sessionId, runId)).toEqual(before);
+        expect(await manager.loadCheckpoint(sessionId, "refused")).toBeNull();
+
+        // A run and a session the refused commit would have been the first write of stay unknown.
+        const [newSession, newRun] = [id("gap-new-session"), id("gap-new-run")];
+        await expect(
+          store.commitCheckpoint({
+            sessionId: newSession,
+            runId: newRun,
+            events: [event(newRun, newSession, 1)],
+            messages: { fromIndex: 1, items: [say("x")] },
+            checkpoint: checkpoint("refused"),
+          }),
+        ).rejects.toMatchObject({ code: "store.transcript_gap" });
+        expect(await manager.loadEvents(newRun)).toEqual([]);
+        expect(await manager.loadRunMessages(newRun)).toEqual([]);
+        expect(await manager.listCheckpoints(newSession)).toEqual([]);
+        expect(await manager.listSessions()).not.toContain(newSession);
+      });
+
+      it("leaves the transcript alone when messages is null", async (context) => {
+        const store = committer(context);
+        const sessionId = id("null-session");
+        const runId = id("null-run");
+        await manager.saveRunMessages(runId, 0, [say("a"), say("b"), say("c")]);
+        const commit: CheckpointCommit = {
+          sessionId,
+          runId,
+          events: [event(runId, sessionId, 1)],
+          messages: null,
+          checkpoint: checkpoint("no-messages", { step: 1 }, 3),
+        };
+        await store.commitCheckpoint(commit);
+        await store.commitCheckpoint({ ...commit, events: [], checkpoint: checkpoint("nothing-new", {}, 3) });
+        expect(contents(await manager.loadRunMessages(runId))).toEqual(["a", "b", "c"]);
+        expect((await manager.loadEvents(runId)).map((entry) => entry.sequence)).toEqual([1]);
+        expect(await manager.listCheckpoints(sessionId)).toEqual(["no-messages", "nothing-new"]);
+        // Nor is a transcript made for a run that has none.
+        const other = id("null-run-none");
+        await store.commitCheckpoint({ ...commit, runId: other, events: [], checkpoint: checkpoint("c") });
+        expect(await manager.loadRunMessages(other)).toEqual([]);
       });
     });
 

@@ -105,6 +105,25 @@ store.createCheckpoint = async (sessionId, checkpoint) => {
   if (answer) await reached("after-model");
   return stored;
 };
+// A store that commits a checkpoint with its events and messages in one write (CheckpointCommitter) gets the
+// same two points. Mid-checkpoint is then what a crash between writes that are not one leaves (the jsonl_file
+// store's run file and session file, or a store without the ability): the step's events and messages without
+// its checkpoint. The child writes them as the separate calls would, then stops.
+if (typeof store.commitCheckpoint === "function") {
+  const commitCheckpoint = store.commitCheckpoint.bind(store);
+  store.commitCheckpoint = async (commit) => {
+    const answer = isStepTwoAnswer(commit.checkpoint.state);
+    if (answer && spec.crashAt === "mid-checkpoint") {
+      await store.appendEvents(commit.runId, commit.events);
+      const { messages } = commit;
+      if (messages !== null) await store.saveRunMessages(commit.runId, messages.fromIndex, messages.items);
+      await reached("mid-checkpoint");
+    }
+    const stored = await commitCheckpoint(commit);
+    if (answer) await reached("after-model");
+    return stored;
+  };
+}
 
 // A finished run gives the session its messages, then stores its last events, then its final record.
 const appendMessages = store.appendMessages.bind(store);

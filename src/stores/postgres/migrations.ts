@@ -109,6 +109,42 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       $$;
     `,
   },
+  {
+    version: 3,
+    description: "a checkpoint with its events and run messages, written by one function call",
+    // One round trip and one transaction for a durable step's three writes (the CheckpointCommitter ability).
+    // The messages go first through `save_run_messages` — its run lock, gap check and rewrite — so a refused
+    // index returns before the events or the checkpoint are written: all of it is stored or none. A null
+    // `p_messages` leaves the transcript alone, and the function then answers null.
+    sql: `
+      create or replace function {schema}.commit_checkpoint(
+        p_session_id text, p_run_id text, p_events jsonb, p_from_index bigint, p_messages jsonb,
+        p_checkpoint_id text, p_checkpoint jsonb, p_created_at timestamptz, p_schema_version int
+      ) returns bigint language plpgsql volatile as $$
+      declare
+        stored bigint;
+      begin
+        if p_messages is not null then
+          stored := {schema}.save_run_messages(p_run_id, p_from_index, p_messages, p_schema_version);
+          if p_from_index < 0 or p_from_index > stored then
+            return stored;
+          end if;
+        end if;
+        insert into {schema}.run_events (run_id, sequence, body, schema_version)
+        select p_run_id, (value->>'sequence')::int, value, p_schema_version from jsonb_array_elements(p_events)
+        on conflict (run_id, sequence) do nothing;
+        insert into {schema}.sessions (session_id, state, schema_version) values (p_session_id, '{}', p_schema_version)
+        on conflict (session_id) do nothing;
+        -- An upsert that leaves ord alone: a replaced checkpoint keeps its place in the list.
+        insert into {schema}.checkpoints (session_id, checkpoint_id, body, schema_version, created_at)
+        values (p_session_id, p_checkpoint_id, p_checkpoint, p_schema_version, p_created_at)
+        on conflict (session_id, checkpoint_id) do update
+        set body = excluded.body, schema_version = excluded.schema_version, created_at = excluded.created_at;
+        return stored;
+      end
+      $$;
+    `,
+  },
 ];
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

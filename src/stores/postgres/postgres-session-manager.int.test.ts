@@ -154,6 +154,37 @@ describe("PostgresSessionManager", () => {
     });
   });
 
+  it("rolls a checkpoint commit back whole when its last statement fails", async () => {
+    const [sessionId, runId] = [`commit-${randomUUID()}`, `commit-${randomUUID()}`];
+    await manager.saveRunMessages(runId, 0, [{ role: "user", content: "kept" }]);
+    // The checkpoint is written last, after the events and the messages: refusing it must undo them too.
+    const trigger = `refuse_${randomBytes(4).toString("hex")}`;
+    await admin.query(
+      `create function ${SCHEMA}.${trigger}() returns trigger language plpgsql as $$
+       begin raise exception 'refused by the test'; end $$;
+       create trigger ${trigger} before insert on ${SCHEMA}.checkpoints
+       for each row when (new.session_id = '${sessionId}') execute function ${SCHEMA}.${trigger}()`,
+    );
+    try {
+      await expect(
+        manager.commitCheckpoint({
+          sessionId,
+          runId,
+          events: [new RuntimeEvent("step.started", {}, 10, runId, sessionId, "agent", 1)],
+          messages: { fromIndex: 0, items: [{ role: "user", content: "replaced" }] },
+          checkpoint: { checkpointId: "refused", state: {}, transcriptLength: 1, artifactCount: 0 },
+        }),
+      ).rejects.toThrow(/refused by the test/);
+    } finally {
+      await admin.query(
+        `drop trigger ${trigger} on ${SCHEMA}.checkpoints; drop function ${SCHEMA}.${trigger}()`,
+      );
+    }
+    expect(await manager.loadEvents(runId)).toEqual([]);
+    expect(await manager.loadRunMessages(runId)).toEqual([{ role: "user", content: "kept" }]);
+    expect(await manager.listSessions()).not.toContain(sessionId);
+  });
+
   it("redacts the password of URL and key-value connection strings", () => {
     expect(redactConnectionString("postgres://u:pw@h:5432/db")).toBe("postgres://u:***@h:5432/db");
     expect(redactConnectionString("host=h password='p w' user=u")).toBe("host=h password=*** user=u");

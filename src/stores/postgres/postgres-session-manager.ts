@@ -7,6 +7,8 @@ import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
 import { enterSessionScope } from "../../sessions/enter-session-scope.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
 import {
+  type CheckpointCommit,
+  type CheckpointCommitter,
   SESSION_SCHEMA_VERSION,
   type SessionArtifact,
   type SessionCheckpoint,
@@ -48,7 +50,7 @@ export interface PostgresSessionManagerOptions {
  * scope; in this process a {@link SessionLock} queues waiters FIFO in front of it, so the queue bound holds and
  * only one connection per session waits on the server.
  */
-export class PostgresSessionManager implements SessionManager {
+export class PostgresSessionManager implements SessionManager, CheckpointCommitter {
   private readonly lock = new SessionLock();
   private readonly scopeStore: Omit<SessionScopeStore, "lockPool">;
   private readonly schema: string;
@@ -301,21 +303,12 @@ export class PostgresSessionManager implements SessionManager {
   /** Append events; a sequence already stored is skipped, so a retried batch is not duplicated. */
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const bodies = events.map((event) => ({
-      kind: event.kind,
-      runId: event.runId,
-      sessionId: event.sessionId,
-      agentId: event.agentId,
-      sequence: event.sequence,
-      timestampMs: event.timestampMs,
-      payload: event.payload,
-    }));
     await this.query(
       "appendEvents",
       `insert into ${this.q}.run_events (run_id, sequence, body, schema_version)
        select $1, (value->>'sequence')::int, value, $2 from jsonb_array_elements($3::jsonb)
        on conflict (run_id, sequence) do nothing`,
-      [runId, SESSION_SCHEMA_VERSION, JSON.stringify(bodies)],
+      [runId, SESSION_SCHEMA_VERSION, eventsJson(events)],
     );
   }
 
@@ -348,14 +341,39 @@ export class PostgresSessionManager implements SessionManager {
    * refused index is reported without a second query.
    */
   async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
-    // An index the function's bigint cannot take is refused the same way: -1 writes nothing.
-    const index = Number.isSafeInteger(fromIndex) ? fromIndex : -1;
     const rows = await this.query<{ stored: string }>(
       "saveRunMessages",
       `select ${this.q}.save_run_messages($1, $2, $3::jsonb, $4) as stored`,
-      [runId, index, JSON.stringify(messages), SESSION_SCHEMA_VERSION],
+      [runId, functionIndex(fromIndex), JSON.stringify(messages), SESSION_SCHEMA_VERSION],
     );
     checkTranscriptIndex(runId, fromIndex, Number(rows[0]?.stored ?? 0));
+  }
+
+  /**
+   * Events, messages and the checkpoint in one round trip: `commit_checkpoint` (migration 3) writes the three in
+   * the statement's transaction, the messages first through `save_run_messages`, so a refused index stores
+   * nothing at all. It answers the transcript length it found (null without messages), as `saveRunMessages`.
+   */
+  async commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint> {
+    const { runId, messages } = commit;
+    const stored = stampCheckpoint(commit.checkpoint);
+    const rows = await this.query<{ stored: string | null }>(
+      "commitCheckpoint",
+      `select ${this.q}.commit_checkpoint($1, $2, $3::jsonb, $4, $5::jsonb, $6, $7::jsonb, $8, $9) as stored`,
+      [
+        commit.sessionId,
+        runId,
+        eventsJson(commit.events),
+        messages === null ? null : functionIndex(messages.fromIndex),
+        messages === null ? null : JSON.stringify(messages.items),
+        stored.checkpointId,
+        JSON.stringify(stored),
+        stored.createdAt,
+        SESSION_SCHEMA_VERSION,
+      ],
+    );
+    if (messages !== null) checkTranscriptIndex(runId, messages.fromIndex, Number(rows[0]?.stored ?? 0));
+    return { ...stored };
   }
 
   /** The run's transcript: its first `length` messages when given, else all of them. */
@@ -437,6 +455,26 @@ export class PostgresSessionManager implements SessionManager {
       hint: "Create a new PostgresSessionManager; close() ended its connections.",
     });
   }
+}
+
+/** Events as the `jsonb` array the store's statements take: every field, the sequence included. */
+function eventsJson(events: readonly RuntimeEvent[]): string {
+  return JSON.stringify(
+    events.map((event) => ({
+      kind: event.kind,
+      runId: event.runId,
+      sessionId: event.sessionId,
+      agentId: event.agentId,
+      sequence: event.sequence,
+      timestampMs: event.timestampMs,
+      payload: event.payload,
+    })),
+  );
+}
+
+/** A transcript index for the functions' bigint: one it cannot take is refused the same way, as -1 writes nothing. */
+function functionIndex(fromIndex: number): number {
+  return Number.isSafeInteger(fromIndex) ? fromIndex : -1;
 }
 
 interface StoredEvent {

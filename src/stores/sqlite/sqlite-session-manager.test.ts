@@ -136,6 +136,31 @@ describe("SqliteSessionManager", () => {
     await manager.close();
   });
 
+  it("rolls a checkpoint commit back whole when its last statement fails", async () => {
+    const dbPath = freshPath();
+    const manager = await SqliteSessionManager.open({ dbPath });
+    await manager.saveRunMessages("r", 0, [{ role: "user", content: "kept" }]);
+    const db = await openSqliteDatabase(dbPath);
+    // The checkpoint is written last, after the events and the messages: refusing it must undo them too.
+    db.exec(
+      "CREATE TRIGGER refuse BEFORE INSERT ON checkpoints WHEN NEW.checkpoint_id = 'refused' BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
+    db.close();
+    await expect(
+      manager.commitCheckpoint({
+        sessionId: "s",
+        runId: "r",
+        events: [new RuntimeEvent("step.started", {}, 10, "r", "s", "agent", 1)],
+        messages: { fromIndex: 0, items: [{ role: "user", content: "replaced" }] },
+        checkpoint: { checkpointId: "refused", state: {}, transcriptLength: 1, artifactCount: 0 },
+      }),
+    ).rejects.toThrow(/refused/);
+    expect(await manager.loadEvents("r")).toEqual([]);
+    expect(await manager.loadRunMessages("r")).toEqual([{ role: "user", content: "kept" }]);
+    expect(await manager.listSessions()).toEqual([]);
+    await manager.close();
+  });
+
   it("refuses a file that is not a SQLite database with store.corrupt", async () => {
     const dbPath = join(root, "not-a-db.db");
     writeFileSync(dbPath, "this is not a database ".repeat(20));

@@ -9,6 +9,8 @@ import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
 import { enterSessionScope, type HeldScope } from "../../sessions/enter-session-scope.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
 import {
+  type CheckpointCommit,
+  type CheckpointCommitter,
   SESSION_SCHEMA_VERSION,
   type SessionArtifact,
   type SessionCheckpoint,
@@ -60,7 +62,7 @@ const SYNCHRONOUS_LEVELS: ReadonlySet<string> = new Set(["OFF", "NORMAL", "FULL"
  * Every write is a statement or a `BEGIN IMMEDIATE` transaction waiting up to `busyTimeoutMs` for the file's
  * write lock, so concurrent writers are serialised by SQLite itself (DR-5).
  */
-export class SqliteSessionManager implements SessionManager {
+export class SqliteSessionManager implements SessionManager, CheckpointCommitter {
   private readonly lock = new SessionLock();
   private readonly held = new Map<string, HeldScope>();
   private readonly statements = new Map<string, SqliteStatement>();
@@ -279,14 +281,7 @@ export class SqliteSessionManager implements SessionManager {
     await this.ready();
     const stored = stampCheckpoint(checkpoint);
     const body = JSON.stringify(stored);
-    this.write("createCheckpoint", () => {
-      this.ensureSession(sessionId);
-      this.stmt(
-        `INSERT INTO checkpoints (session_id, checkpoint_id, body, schema_version, created_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (session_id, checkpoint_id) DO UPDATE
-         SET body = excluded.body, schema_version = excluded.schema_version, created_at = excluded.created_at`,
-      ).run(sessionId, stored.checkpointId, body, SESSION_SCHEMA_VERSION, stored.createdAt);
-    });
+    this.write("createCheckpoint", () => this.insertCheckpoint(sessionId, stored, body));
     return { ...stored };
   }
 
@@ -366,22 +361,7 @@ export class SqliteSessionManager implements SessionManager {
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     if (events.length === 0) return;
     await this.ready();
-    this.write("appendEvents", () => {
-      const insert = this.stmt(
-        "INSERT OR IGNORE INTO run_events (run_id, sequence, body, schema_version) VALUES (?, ?, ?, ?)",
-      );
-      for (const event of events) {
-        const body: StoredEvent = {
-          kind: event.kind,
-          runId: event.runId,
-          sessionId: event.sessionId,
-          agentId: event.agentId,
-          timestampMs: event.timestampMs,
-          payload: event.payload,
-        };
-        insert.run(runId, event.sequence, JSON.stringify(body), SESSION_SCHEMA_VERSION);
-      }
-    });
+    this.write("appendEvents", () => this.insertEvents(runId, events));
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */
@@ -414,30 +394,31 @@ export class SqliteSessionManager implements SessionManager {
     );
   }
 
-  /**
-   * Write the run's transcript from `fromIndex` on in one transaction: the stored length is read under the
-   * write lock, then the tail from `fromIndex` is deleted and the messages inserted at their indexes.
-   */
+  /** Write the run's transcript from `fromIndex` on in one transaction (see `writeRunMessages`). */
   async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
     await this.ready();
     // Serialised before the transaction, so the file's write lock is held for the statements only.
     const bodies = messages.map((message) => JSON.stringify(message));
-    this.write("saveRunMessages", () => {
-      const row = this.stmt(
-        "SELECT coalesce(max(idx) + 1, 0) AS length FROM run_messages WHERE run_id = ?",
-      ).get(runId);
-      const stored = Number(row?.length ?? 0);
-      checkTranscriptIndex(runId, fromIndex, stored);
-      if (fromIndex < stored) {
-        this.stmt("DELETE FROM run_messages WHERE run_id = ? AND idx >= ?").run(runId, fromIndex);
-      }
-      const insert = this.stmt(
-        "INSERT INTO run_messages (run_id, idx, body, schema_version) VALUES (?, ?, ?, ?)",
-      );
-      for (let index = 0; index < bodies.length; index++) {
-        insert.run(runId, fromIndex + index, bodies[index] as string, SESSION_SCHEMA_VERSION);
-      }
+    this.write("saveRunMessages", () => this.writeRunMessages(runId, fromIndex, bodies));
+  }
+
+  /**
+   * Events, messages and the checkpoint in one `BEGIN IMMEDIATE … COMMIT`: one transaction instead of three. The
+   * transcript's gap check runs inside it, so a refused index rolls back the events and the checkpoint too.
+   */
+  async commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint> {
+    await this.ready();
+    const { sessionId, runId, events, messages } = commit;
+    const stored = stampCheckpoint(commit.checkpoint);
+    // Serialised before the transaction, as in the single writes.
+    const body = JSON.stringify(stored);
+    const bodies = messages === null ? null : messages.items.map((message) => JSON.stringify(message));
+    this.write("commitCheckpoint", () => {
+      if (messages !== null) this.writeRunMessages(runId, messages.fromIndex, bodies as string[]);
+      this.insertEvents(runId, events);
+      this.insertCheckpoint(sessionId, stored, body);
     });
+    return { ...stored };
   }
 
   /** The run's transcript: its first `length` messages when given, else all of them. */
@@ -546,6 +527,56 @@ export class SqliteSessionManager implements SessionManager {
       `INSERT OR IGNORE INTO sessions (session_id, state, schema_version, created_at, updated_at)
        VALUES (?, '{}', ?, ?, ?)`,
     ).run(sessionId, SESSION_SCHEMA_VERSION, now, now);
+  }
+
+  /** Inside a transaction: upsert a stamped checkpoint; a replaced one keeps its `ord`, so its list position. */
+  private insertCheckpoint(sessionId: string, stored: SessionCheckpoint, body: string): void {
+    this.ensureSession(sessionId);
+    this.stmt(
+      `INSERT INTO checkpoints (session_id, checkpoint_id, body, schema_version, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (session_id, checkpoint_id) DO UPDATE
+       SET body = excluded.body, schema_version = excluded.schema_version, created_at = excluded.created_at`,
+    ).run(sessionId, stored.checkpointId, body, SESSION_SCHEMA_VERSION, stored.createdAt);
+  }
+
+  /** Inside a transaction: insert events, skipping sequences already stored. */
+  private insertEvents(runId: string, events: readonly RuntimeEvent[]): void {
+    if (events.length === 0) return;
+    const insert = this.stmt(
+      "INSERT OR IGNORE INTO run_events (run_id, sequence, body, schema_version) VALUES (?, ?, ?, ?)",
+    );
+    for (const event of events) {
+      const body: StoredEvent = {
+        kind: event.kind,
+        runId: event.runId,
+        sessionId: event.sessionId,
+        agentId: event.agentId,
+        timestampMs: event.timestampMs,
+        payload: event.payload,
+      };
+      insert.run(runId, event.sequence, JSON.stringify(body), SESSION_SCHEMA_VERSION);
+    }
+  }
+
+  /**
+   * Inside a transaction: the stored length is read under the write lock, then the tail from `fromIndex` is
+   * deleted and the serialised messages inserted at their indexes. A gap throws before anything is written.
+   */
+  private writeRunMessages(runId: string, fromIndex: number, bodies: readonly string[]): void {
+    const row = this.stmt(
+      "SELECT coalesce(max(idx) + 1, 0) AS length FROM run_messages WHERE run_id = ?",
+    ).get(runId);
+    const stored = Number(row?.length ?? 0);
+    checkTranscriptIndex(runId, fromIndex, stored);
+    if (fromIndex < stored) {
+      this.stmt("DELETE FROM run_messages WHERE run_id = ? AND idx >= ?").run(runId, fromIndex);
+    }
+    const insert = this.stmt(
+      "INSERT INTO run_messages (run_id, idx, body, schema_version) VALUES (?, ?, ?, ?)",
+    );
+    for (let index = 0; index < bodies.length; index++) {
+      insert.run(runId, fromIndex + index, bodies[index] as string, SESSION_SCHEMA_VERSION);
+    }
   }
 
   private saveScopeState(sessionId: string, state: Record<string, unknown>): void {
