@@ -1,4 +1,5 @@
-import { mkdir, open, readdir, rm, stat, truncate } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { mkdir, readdir, rm, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import { KeelError } from "../../errors/keel-error.js";
 import type { RuntimeEvent } from "../../events/runtime-event.js";
@@ -6,6 +7,8 @@ import type { Message } from "../../models/message.js";
 import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
 import {
+  type CheckpointCommit,
+  type CheckpointCommitter,
   SESSION_SCHEMA_VERSION,
   type SessionArtifact,
   type SessionCheckpoint,
@@ -19,6 +22,7 @@ import {
   firstEventAfter,
   stampCheckpoint,
 } from "../../sessions/session-records.js";
+import { AppendHandles } from "./append-handles.js";
 import { decodeFileName, encodeFileName } from "./encode-file-name.js";
 import { type JsonlFileMark, readJsonlFile } from "./read-jsonl-file.js";
 import { eventJson, loadRun, loadSession, type RunEntry, type SessionEntry } from "./replay-jsonl-records.js";
@@ -36,6 +40,9 @@ export interface JsonlFileSessionManagerOptions {
   queueSize?: number;
 }
 
+/** Append handles kept open at most: a run's file and its session's file are two. */
+const KEPT_HANDLES = 64;
+
 /** The default `max_line_bytes`: 16 MiB. */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
@@ -46,13 +53,16 @@ const RUN_TYPES: ReadonlySet<string> = new Set(["record", "event", "messages"]);
  * The `jsonl_file` session store: one append-only JSON-lines file per session and per run under `rootDir`,
  * replayed once and then served from memory. Every write appends whole lines in one call. A session's writes
  * and `session()` scopes are exclusive across processes through a lock file; runs have one writer at a time
- * (the process running them), and their files are re-checked (`stat`) on every access.
+ * (the process running them), and their files are re-checked (`stat`) on every access. A file this process keeps
+ * appending to keeps its handle open (see {@link AppendHandles}): a run's file among the most recently written
+ * ones, a session's file while this process holds the session's lock file.
  */
-export class JsonlFileSessionManager implements SessionManager {
+export class JsonlFileSessionManager implements SessionManager, CheckpointCommitter {
   private readonly lock = new SessionLock();
   private readonly sessions = new Map<string, SessionEntry>();
   private readonly runs = new Map<string, RunEntry>();
   private readonly fileLocks = new SharedFileLocks();
+  private readonly handles = new AppendHandles(KEPT_HANDLES);
   private readonly queues = new Map<string, Promise<void>>();
   private readonly madeDirs = new Map<string, Promise<unknown>>();
   private readonly fsync: boolean;
@@ -122,6 +132,7 @@ export class JsonlFileSessionManager implements SessionManager {
     const unhold = await this.holdSession(sessionId);
     try {
       await this.serial(path, async () => {
+        await this.handles.close(path);
         await rm(path, { force: true });
         this.sessions.delete(sessionId);
       });
@@ -172,11 +183,7 @@ export class JsonlFileSessionManager implements SessionManager {
     sessionId: string,
     checkpoint: Omit<SessionCheckpoint, "schemaVersion" | "createdAt">,
   ): Promise<SessionCheckpoint> {
-    const stored = stampCheckpoint(checkpoint);
-    await this.writeSession(sessionId, [this.line("checkpoint", JSON.stringify(stored))], (entry) => {
-      entry.checkpoints.set(stored.checkpointId, stored);
-    });
-    return { ...stored };
+    return this.writeCheckpoint(sessionId, stampCheckpoint(checkpoint));
   }
 
   /** The checkpoint, or null when the session has no checkpoint of that id. */
@@ -193,9 +200,13 @@ export class JsonlFileSessionManager implements SessionManager {
   /** Append the run's record (stored as a copy); the newest record line wins on load. */
   async saveRun(record: RunRecord): Promise<void> {
     const copy = copyRunRecord(record);
-    await this.writeRun(record.runId, [this.line("record", JSON.stringify(copy))], (entry) => {
-      entry.record = copy;
-    });
+    const lines = [this.line("record", JSON.stringify(copy))];
+    await this.writeRun(record.runId, () => ({
+      lines,
+      apply: (entry) => {
+        entry.record = copy;
+      },
+    }));
   }
 
   /** A copy of the run's newest record, or null. */
@@ -220,15 +231,7 @@ export class JsonlFileSessionManager implements SessionManager {
   /** Append events (ascending sequences) to the run's log with one write; the events are kept, not copied. */
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     if (events.length === 0) return;
-    // Sequences only rise: events at or below the last stored one are a retried batch, stored already.
-    const stored = (await this.readRun(runId)).events;
-    const last = stored.length === 0 ? 0 : stored[stored.length - 1]!.sequence;
-    const fresh = events[0]!.sequence > last ? events : events.filter((event) => event.sequence > last);
-    if (fresh.length === 0) return;
-    const lines = fresh.map((event) => this.line("event", JSON.stringify(eventJson(event))));
-    await this.writeRun(runId, lines, (entry) => {
-      for (const event of fresh) entry.events.push(event);
-    });
+    await this.writeRun(runId, (entry) => this.runLines(runId, entry, events, null));
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */
@@ -244,21 +247,23 @@ export class JsonlFileSessionManager implements SessionManager {
    * now, in the run file's queue, so no write can slip in between. The messages are kept, not copied.
    */
   async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
-    const json = `{"fromIndex":${fromIndex},"messages":${JSON.stringify(messages)}}`;
-    await this.writeRun(
-      runId,
-      (entry) => {
-        checkTranscriptIndex(runId, fromIndex, entry.messages.length);
-        // Nothing to cut and nothing to add: no line, like an empty batch of events.
-        return fromIndex === entry.messages.length && messages.length === 0
-          ? []
-          : [this.line("messages", json)];
-      },
-      (entry) => {
-        entry.messages.length = fromIndex;
-        for (let index = 0; index < messages.length; index++) entry.messages.push(messages[index] as Message);
-      },
-    );
+    await this.writeRun(runId, (entry) => this.runLines(runId, entry, [], { fromIndex, items: messages }));
+  }
+
+  /**
+   * Events and messages with ONE append of several lines to the run's file, then the checkpoint line to the
+   * session's file. Two files cannot take one write, but this order is still all or nothing for a reader that
+   * goes by checkpoints, as the run loop does: the checkpoint line is the commit point. A crash between the two
+   * appends leaves events and messages past the last checkpoint, exactly what a crash in the middle of a step
+   * leaves; a resume starts from that checkpoint's `lastSequence` and `transcriptLength`, skips the events it
+   * finds stored and rewrites the transcript from that length. The gap check runs before the first append, so a
+   * refused index writes nothing anywhere.
+   */
+  async commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint> {
+    const { runId, events, messages } = commit;
+    const stored = stampCheckpoint(commit.checkpoint);
+    await this.writeRun(runId, (entry) => this.runLines(runId, entry, events, messages));
+    return this.writeCheckpoint(commit.sessionId, stored);
   }
 
   /** The run's transcript: its first `length` messages when given, else all of them (a new array). */
@@ -267,9 +272,10 @@ export class JsonlFileSessionManager implements SessionManager {
     return options.length === undefined ? stored.slice() : stored.slice(0, options.length);
   }
 
-  /** Wait for writes in flight and forget the cache; the files stay. */
+  /** Wait for writes in flight, close the kept handles and forget the cache; the files stay. */
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()]);
+    await this.handles.closeAll();
     this.sessions.clear();
     this.runs.clear();
   }
@@ -292,6 +298,50 @@ export class JsonlFileSessionManager implements SessionManager {
       });
     }
     return line;
+  }
+
+  /** Append a stamped checkpoint line to the session's file. */
+  private async writeCheckpoint(sessionId: string, stored: SessionCheckpoint): Promise<SessionCheckpoint> {
+    await this.writeSession(sessionId, [this.line("checkpoint", JSON.stringify(stored))], (entry) => {
+      entry.checkpoints.set(stored.checkpointId, stored);
+    });
+    return { ...stored };
+  }
+
+  /**
+   * The lines that append `events` and write `messages` to a run whose file is as `entry` says, and the change
+   * to apply to `entry` once they are written. Events at or below the last stored sequence are a retried batch,
+   * stored already, and are skipped (sequences only rise). A transcript gap throws, before anything is written.
+   * Nothing to cut and nothing to add writes no `messages` line, like an empty batch of events.
+   */
+  private runLines(
+    runId: string,
+    entry: RunEntry,
+    events: readonly RuntimeEvent[],
+    messages: { fromIndex: number; items: readonly Message[] } | null,
+  ): RunWrite {
+    const stored = entry.events;
+    const last = stored.length === 0 ? 0 : stored[stored.length - 1]!.sequence;
+    const fresh =
+      events.length === 0 || events[0]!.sequence > last
+        ? events
+        : events.filter((event) => event.sequence > last);
+    const lines = fresh.map((event) => this.line("event", JSON.stringify(eventJson(event))));
+    const fromIndex = messages?.fromIndex ?? 0;
+    const items = messages?.items ?? [];
+    if (messages !== null) {
+      checkTranscriptIndex(runId, fromIndex, entry.messages.length);
+      if (fromIndex !== entry.messages.length || items.length > 0) {
+        lines.push(this.line("messages", `{"fromIndex":${fromIndex},"messages":${JSON.stringify(items)}}`));
+      }
+    }
+    const apply = (written: RunEntry): void => {
+      for (const event of fresh) written.events.push(event);
+      if (messages === null) return;
+      written.messages.length = fromIndex;
+      for (let index = 0; index < items.length; index++) written.messages.push(items[index] as Message);
+    };
+    return { lines, apply };
   }
 
   /** Run file work for one path one task at a time, so appends, truncation and reloads never interleave. */
@@ -370,18 +420,14 @@ export class JsonlFileSessionManager implements SessionManager {
     return this.serial(this.runPath(runId), () => this.freshRun(runId));
   }
 
-  /** Append to the run's file, then apply the change to the cache; `lines` may depend on the fresh entry. */
-  private async writeRun(
-    runId: string,
-    lines: string[] | ((entry: RunEntry) => string[]),
-    apply: (entry: RunEntry) => void,
-  ): Promise<void> {
+  /** Append to the run's file with one write, then apply the change to the cache; both depend on the fresh entry. */
+  private async writeRun(runId: string, write: (entry: RunEntry) => RunWrite): Promise<void> {
     const path = this.runPath(runId);
     await this.serial(path, async () => {
       const entry = await this.freshRun(runId);
-      const written = typeof lines === "function" ? lines(entry) : lines;
-      if (written.length === 0) return;
-      await this.append(path, this.runsDir, entry.mark, written);
+      const { lines, apply } = write(entry);
+      if (lines.length === 0) return;
+      await this.append(path, this.runsDir, entry.mark, lines);
       apply(entry);
     });
   }
@@ -399,7 +445,8 @@ export class JsonlFileSessionManager implements SessionManager {
   /**
    * Append whole lines with one write. A torn tail found on load is cut off first so the new lines do not glue
    * onto it. `mark` is advanced to the new end; if the file grew by more than we wrote, another process wrote
-   * too, and the mark is spoiled so the next access re-reads the file.
+   * too, and the mark is spoiled so the next access re-reads the file. The handle is kept for the next append
+   * when it is still open on the file `mark` saw (same inode); a file that was missing is opened anew.
    */
   private async append(path: string, dir: string, mark: JsonlFileMark, lines: string[]): Promise<void> {
     if (mark.exists && mark.goodLength < mark.size) await truncate(path, mark.goodLength);
@@ -410,24 +457,41 @@ export class JsonlFileSessionManager implements SessionManager {
     }
     await made;
     const text = `${lines.join("\n")}\n`;
-    const handle = await open(path, "a");
+    const handle = await this.handles.take(path, mark.exists ? mark.ino : 0);
+    let stats: Stats;
     try {
       await handle.appendFile(text);
       if (this.fsync) await handle.sync();
-      const stats = await handle.stat();
-      const expected = (mark.exists ? mark.goodLength : 0) + Buffer.byteLength(text);
-      mark.exists = true;
-      mark.size = stats.size === expected ? stats.size : -1;
-      mark.mtimeMs = stats.mtimeMs;
-      mark.goodLength = stats.size;
-    } finally {
-      await handle.close();
+      stats = await handle.stat();
+    } catch (error) {
+      await handle.close().catch(() => {});
+      throw error;
     }
+    const expected = (mark.exists ? mark.goodLength : 0) + Buffer.byteLength(text);
+    mark.exists = true;
+    mark.size = stats.size === expected ? stats.size : -1;
+    mark.mtimeMs = stats.mtimeMs;
+    mark.ino = stats.ino;
+    mark.goodLength = stats.size;
+    await this.handles.keep(path, handle, stats.ino);
   }
 
-  /** Take or share this process's hold on the session's lock file. */
-  private holdSession(sessionId: string, signal?: AbortSignal): Promise<() => Promise<void>> {
-    return this.fileLocks.hold(sessionId, join(this.locksDir, `${encodeFileName(sessionId)}.lock`), signal);
+  /**
+   * Take or share this process's hold on the session's lock file. When this process lets go of it, another may
+   * write the session's file, so the handle kept for it is closed (after any append queued before).
+   */
+  private async holdSession(sessionId: string, signal?: AbortSignal): Promise<() => Promise<void>> {
+    const unhold = await this.fileLocks.hold(
+      sessionId,
+      join(this.locksDir, `${encodeFileName(sessionId)}.lock`),
+      signal,
+    );
+    return async () => {
+      await unhold();
+      if (this.fileLocks.held(sessionId) !== undefined) return;
+      const path = this.sessionPath(sessionId);
+      await this.serial(path, () => this.handles.close(path));
+    };
   }
 
   private async listIds(dir: string): Promise<string[]> {
@@ -447,11 +511,19 @@ export class JsonlFileSessionManager implements SessionManager {
   }
 }
 
+/** Lines for a run's file, and the change they make to its cached entry once written. */
+interface RunWrite {
+  lines: string[];
+  apply: (entry: RunEntry) => void;
+}
+
 /** True when the file is not what `mark` says: another process wrote, truncated or deleted it. */
 async function changed(path: string, mark: JsonlFileMark): Promise<boolean> {
   try {
     const stats = await stat(path);
-    return !mark.exists || stats.size !== mark.size || stats.mtimeMs !== mark.mtimeMs;
+    return (
+      !mark.exists || stats.size !== mark.size || stats.mtimeMs !== mark.mtimeMs || stats.ino !== mark.ino
+    );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return mark.exists;
     throw error;

@@ -18,6 +18,8 @@ export interface JsonlFileMark {
   exists: boolean;
   size: number;
   mtimeMs: number;
+  /** The file's inode (0 when missing): a file deleted or replaced behind the mark has another one. */
+  ino: number;
   /** Bytes up to and including the last good newline; below `size` when a torn last line was ignored. */
   goodLength: number;
 }
@@ -32,7 +34,7 @@ const NEWLINE = 0x0a;
 
 /** The mark of a file that does not exist (yet). */
 export function missingFileMark(): JsonlFileMark {
-  return { exists: false, size: 0, mtimeMs: 0, goodLength: 0 };
+  return { exists: false, size: 0, mtimeMs: 0, ino: 0, goodLength: 0 };
 }
 
 /** The typed error for a record that cannot be read; the hint names the file, the line and what to do. */
@@ -63,10 +65,12 @@ export async function readJsonlFile(
   }
   let buffer: Buffer;
   let mtimeMs: number;
+  let ino: number;
   try {
     // Read exactly the size fstat reported so the mark matches the bytes parsed, even if a writer appends now.
     const stats = await handle.stat();
     mtimeMs = stats.mtimeMs;
+    ino = stats.ino;
     buffer = Buffer.alloc(stats.size);
     let offset = 0;
     while (offset < buffer.length) {
@@ -112,7 +116,7 @@ export async function readJsonlFile(
     start = stop + 1;
     goodLength = start;
   }
-  return { records, mark: { exists: true, size: buffer.length, mtimeMs, goodLength } };
+  return { records, mark: { exists: true, size: buffer.length, mtimeMs, ino, goodLength } };
 }
 
 /** The record on one line, or why it is not one. */
