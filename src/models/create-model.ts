@@ -1,10 +1,14 @@
 import type { LLMOptions } from "../config/app-config-schema.js";
 import { ConfigError } from "../errors/error-classes.js";
+import { loadApiKey } from "./http/load-api-key.js";
+import type { ModelClock } from "./http/model-clock.js";
 import { isLanguageModel, type LanguageModel, type ModelCallOptions } from "./language-model.js";
 import type { ModelPricing } from "./pricing.js";
 import { resolvePricing } from "./pricing.js";
+import { AnthropicModel } from "./providers/anthropic/anthropic-model.js";
 import { EchoModel } from "./providers/mock/echo-model.js";
 import { ScriptedModel } from "./providers/mock/scripted-model.js";
+import { OpenAICompatibleModel } from "./providers/openai/openai-compatible-model.js";
 
 /** Keys of `llm` that configure Keel rather than the provider request. */
 const KEEL_KEYS = new Set([
@@ -30,8 +34,28 @@ export interface CreatedModel {
   pricing: ModelPricing;
 }
 
-/** The model an agent's `llm` names; no `llm` means the offline mock (LM-1). A ready model passes through. */
-export function createModel(llm: LLMOptions | LanguageModel | undefined): CreatedModel {
+/** Where HTTP providers read their API keys and keep time; tests pass their own. */
+export interface CreateModelEnvironment {
+  /** Default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  clock?: ModelClock;
+}
+
+/** The vendors' default key variables (LM-1). */
+export const DEFAULT_API_KEY_ENV = {
+  anthropic: "ANTHROPIC_API_KEY",
+  openai_compatible: "OPENAI_API_KEY",
+} as const;
+
+/**
+ * The model an agent's `llm` names; no `llm` means the offline mock (LM-1). A ready model passes through. An
+ * HTTP provider reads its API key here, when the agent loads, so a missing key fails before any request with a
+ * `ConfigError` naming the variable.
+ */
+export function createModel(
+  llm: LLMOptions | LanguageModel | undefined,
+  environment: CreateModelEnvironment = {},
+): CreatedModel {
   if (isLanguageModel(llm)) {
     return { model: llm, options: {}, pricing: resolvePricing(llm.modelId, undefined, llm.provider) };
   }
@@ -47,12 +71,51 @@ export function createModel(llm: LLMOptions | LanguageModel | undefined): Create
         ? new ScriptedModel(llm.script, withModelId(llm.model))
         : new EchoModel(withModelId(llm?.model));
       break;
+    case "anthropic":
+    case "openai_compatible":
+      model = httpModel(provider, llm!, environment);
+      break;
     default:
       throw new ConfigError(`llm.provider "${provider}" is not available in this build of Keel`, {
-        hint: 'Use provider "mock", or pass any LanguageModel object as the agent\'s llm in code',
+        hint: 'Use provider "mock", "anthropic" or "openai_compatible", or pass any LanguageModel object as the agent\'s llm in code',
       });
   }
   return { model, options, pricing: resolvePricing(model.modelId, llm?.pricing, model.provider) };
+}
+
+/** An HTTP provider's model, its key read now from `api_key_env` or the vendor's default variable. */
+function httpModel(
+  provider: "anthropic" | "openai_compatible",
+  llm: LLMOptions,
+  environment: CreateModelEnvironment,
+): LanguageModel {
+  const keyVariable = llm.api_key_env ?? DEFAULT_API_KEY_ENV[provider];
+  const common = {
+    apiKey: loadApiKey({ variable: keyVariable, provider, ...withEnv(environment.env) }),
+    keyVariable,
+    ...withModelId(llm.model),
+    streamEndpoint: llm.stream_endpoint,
+    maxTokens: llm.max_tokens,
+    timeoutMs: llm.timeout_ms,
+    retry: llm.retry,
+    extraHeaders: llm.extra_headers,
+    clock: environment.clock,
+  };
+  if (provider === "anthropic") {
+    return new AnthropicModel({ ...common, ...(llm.api_base ? { apiBase: llm.api_base } : {}) });
+  }
+  return new OpenAICompatibleModel({
+    ...common,
+    apiBase: llm.api_base ?? "",
+    apiStyle: llm.openai_api_style,
+    reasoningModel: llm.reasoning_model,
+  });
+}
+
+function withEnv(env: Readonly<Record<string, string | undefined>> | undefined): {
+  env?: Readonly<Record<string, string | undefined>>;
+} {
+  return env === undefined ? {} : { env };
 }
 
 function withModelId(modelId: string | undefined): { modelId?: string } {
