@@ -2,16 +2,11 @@
 // Usage: node crash-child.mjs <buildDir> <spec as JSON>. The spec names the store, the run, the ledger file and,
 // when the run is to be killed, the point to stop at: there the child prints `@@reached <point>` and blocks
 // forever, for the parent to SIGKILL it. A run or resume that ends prints `@@result <json>` and exits.
-import { appendFileSync } from "node:fs";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { z } from "zod";
+import { appendLedger, childSetup, report, resultSummary, toolResults } from "./child-common.mjs";
 
-const [buildDir, specJson] = process.argv.slice(2);
-const spec = JSON.parse(specJson);
-const load = (path) => import(pathToFileURL(join(buildDir, path)).href);
-const { defineTool, Runtime } = await load("index.js");
-const { scriptedModel } = await load("models/providers/mock/scripted-model.js");
+const { spec, keel, scriptedModel } = await childSetup();
+const { defineTool, Runtime } = keel;
 
 /** Tell the parent the point is reached, then never go on: the parent kills the process here. */
 function reached(point) {
@@ -24,7 +19,7 @@ function reached(point) {
 
 /** What the tools did, one `<toolCallId>:<phase>` line each, written synchronously so a kill cannot lose it. */
 function ledger(toolCallId, phase) {
-  appendFileSync(spec.ledger, `${toolCallId}:${phase}\n`);
+  appendLedger(spec.ledger, `${toolCallId}:${phase}`);
 }
 
 const tools = [
@@ -51,8 +46,6 @@ const tools = [
     },
   }),
 ];
-
-const toolResults = (messages) => messages.filter((message) => message.role === "tool").length;
 
 /**
  * The model decides from the transcript alone, so any process continues it alike: `add(1, 2)`; then
@@ -148,13 +141,4 @@ const result =
         sessionId: spec.sessionId,
       });
 await runtime.close();
-process.stdout.write(
-  `@@result ${JSON.stringify({
-    stopReason: result.stopReason,
-    finalOutput: result.finalOutput,
-    error: result.error ?? null,
-    pendingToolCalls: result.pendingToolCalls,
-    toolCalls: result.usage.toolCalls,
-    sessionId: result.metadata.sessionId,
-  })}\n`,
-);
+report("result", resultSummary(result));
