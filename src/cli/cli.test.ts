@@ -1,101 +1,21 @@
 // The whole command line, in-process against one temp dir and one set of helpers: hence past 400 lines.
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cliHarness, jsonLines, TOOLS } from "../../test/support/cli-harness.js";
 import { Runtime } from "../runtime/runtime.js";
-import { type CliIO, main, USAGE } from "./cli.js";
+import { USAGE } from "./cli.js";
 import { describeError } from "./commands/run.js";
 
 const run = promisify(execFile);
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const STACK_LINE = /\n\s+at /;
 
-let dir: string;
-
-// Plain objects with the Tool members, so these tests need no build of the package.
-const TOOLS_MODULE = `
-const spec = {
-  concurrencySafe: false, interruptBehavior: "cancel", sideEffects: "unknown", approvalMode: "inherit",
-  defaultTimeoutMs: null, readsFiles: false, writesFiles: false, supportsStreaming: false,
-};
-function tool(name, invoke, extra = {}) {
-  return {
-    name,
-    description: "The " + name + " tool",
-    schema() { return { type: "object", properties: {} }; },
-    executionSpec() { return { ...spec, ...extra }; },
-    invoke,
-  };
-}
-export const add = tool("add", ({ a, b }) => a + b);
-export const boom = tool("boom", () => { throw new Error("kaboom"); });
-export const shout = tool("shout", ({ text }) => text.repeat(100));
-export const guarded = tool("guarded", ({ a }) => a, { approvalMode: "always" });
-`;
-
-const TOOLS = [
-  { id: "add", impl: "./tools.mjs#add" },
-  { id: "boom", impl: "./tools.mjs#boom" },
-  { id: "shout", impl: "./tools.mjs#shout" },
-  { id: "guarded", impl: "./tools.mjs#guarded" },
-];
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "keel-cli-"));
-  await writeFile(join(dir, "tools.mjs"), TOOLS_MODULE, "utf8");
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-/** Write an agent.json with one agent `assistant` answering with `script`. */
-async function config(name: string, script: unknown[], extra: Record<string, unknown> = {}): Promise<string> {
-  const path = join(dir, name);
-  const agent = {
-    id: "assistant",
-    name: "Assistant",
-    llm: { provider: "mock", script },
-    tools: TOOLS,
-    ...extra,
-  };
-  await writeFile(path, JSON.stringify({ agents: [agent] }), "utf8");
-  return path;
-}
-
-/** Like {@link config}, with the runs kept in a jsonl_file store under `root`. */
-async function storedConfig(
-  name: string,
-  script: unknown[],
-  root: string,
-  extra: Record<string, unknown> = {},
-) {
-  const path = await config(name, script, extra);
-  const withStore = JSON.parse(readFileSync(path, "utf8"));
-  withStore.session = { type: "jsonl_file", config: { root_dir: root } };
-  await writeFile(path, JSON.stringify(withStore), "utf8");
-  return path;
-}
-
-async function cli(
-  argv: string[],
-  options: Partial<Pick<CliIO, "env" | "isTTY" | "signal">> = {},
-): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await main(argv, {
-    stdout: { write: (chunk: string) => (out += chunk) },
-    stderr: { write: (chunk: string) => (err += chunk) },
-    env: {},
-    ...options,
-  });
-  return { code, out, err };
-}
+const { dir, config, storedConfig, cli } = cliHarness();
 
 const COMPLETED_SCRIPT = [
   {
@@ -221,7 +141,7 @@ describe("keel run --json", () => {
   });
 
   it("keeps stdout clean when the config is invalid", async () => {
-    const path = join(dir, "json-bad.json");
+    const path = join(dir(), "json-bad.json");
     await writeFile(path, JSON.stringify({ agents: [] }), "utf8");
     const { code, out, err } = await cli(["run", path, "hi", "--json"]);
     expect(code).toBe(1);
@@ -280,7 +200,7 @@ describe("keel command line", () => {
     expect(err).toBe("Unknown command 'rnu'. Did you mean 'run'?\nRun 'keel --help' for usage.\n");
     const far = await cli(["deploy"]);
     expect(far.err).toContain(
-      "Unknown command 'deploy'. Commands: run, validate, runs, checkpoints, resume, help.",
+      "Unknown command 'deploy'. Commands: run, validate, runs, checkpoints, resume, decide, pending, help.",
     );
     const option = await cli(["--verison"]);
     expect(option.err).toContain("Unknown option '--verison'. Did you mean '--version'?");
@@ -359,7 +279,7 @@ describe("the built keel bin", () => {
   });
 
   it("exits 1 from the bin for an invalid config, without a stack trace", async () => {
-    const path = join(dir, "bin-bad.json");
+    const path = join(dir(), "bin-bad.json");
     await writeFile(path, "{ nope", "utf8");
     const failure = (await run(process.execPath, [bin, "validate", path]).catch(
       (error: unknown) => error,
@@ -390,7 +310,7 @@ describe("the built keel bin", () => {
 
 describe("keel runs", () => {
   it("lists the runs of a persistent store, filtered by session and status, readable or as JSON", async () => {
-    const path = await storedConfig("stored.json", [{ text: "one" }, { text: "two" }], join(dir, "store"));
+    const path = await storedConfig("stored.json", [{ text: "one" }, { text: "two" }], join(dir(), "store"));
     expect((await cli(["run", path, "first", "--session", "s1"])).code).toBe(0);
     expect((await cli(["run", path, "second", "--session", "s2"])).code).toBe(0);
 
@@ -400,10 +320,7 @@ describe("keel runs", () => {
     expect(all.out).toMatch(/ {2}done \(completed\) {2}agent assistant {2}session s1 /);
 
     const json = await cli(["runs", path, "--session", "s2", "--json"]);
-    const records = json.out
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line));
+    const records = jsonLines(json.out);
     expect(records.map((record) => [record.sessionId, record.status, record.stopReason])).toEqual([
       ["s2", "done", "completed"],
     ]);
@@ -419,7 +336,7 @@ describe("keel runs", () => {
 });
 
 describe("keel run --durable, keel checkpoints and keel resume", () => {
-  const root = () => join(dir, "durable-store");
+  const root = () => join(dir(), "durable-store");
   // Step 1 asks for add, step 2 answers.
   const script = [{ tool_calls: [{ name: "add", arguments: { a: 2, b: 40 } }] }, { text: "The sum is 42." }];
   const runIdOf = (out: string) => /run ([0-9a-f-]{36})\n$/.exec(out)?.[1] ?? "";
@@ -445,10 +362,7 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     ]);
 
     const json = await cli(["checkpoints", path, runId, "--json"]);
-    const records = json.out
-      .trimEnd()
-      .split("\n")
-      .map((line) => JSON.parse(line));
+    const records = jsonLines(json.out);
     expect(records).toHaveLength(3);
     expect(records[2]).toEqual({
       checkpointId: `${runId}:step:3`,
@@ -499,11 +413,7 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     const branchId = runIdOf(out);
     expect(branchId).not.toBe(runId);
     const runs = await cli(["runs", path, "--json"]);
-    const branch = runs.out
-      .trimEnd()
-      .split("\n")
-      .map((line) => JSON.parse(line))
-      .find((record) => record.runId === branchId);
+    const branch = jsonLines(runs.out).find((record) => record.runId === branchId);
     expect(branch).toMatchObject({ parentRunId: runId, status: "done", stopReason: "completed" });
     // The original run is untouched; the branch, durable as its origin, has checkpoints of its own.
     expect((await cli(["checkpoints", path, runId])).out.trimEnd().split("\n")).toHaveLength(3);
@@ -515,10 +425,7 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     // From the step in flight: the branch runs add itself, then answers.
     const { code, out } = await cli(["resume", branchPath, `${runId}:step:1`, "--json"]);
     expect(code).toBe(0);
-    const chunks = out
-      .trimEnd()
-      .split("\n")
-      .map((line) => JSON.parse(line) as { kind: string; result?: { stopReason: string; runId: string } });
+    const chunks = jsonLines(out) as { kind: string; result?: { stopReason: string; runId: string } }[];
     expect(chunks[0]!.kind).toBe("run.started");
     expect(chunks.at(-1)!.kind).toBe("run.finished");
     expect(chunks.at(-1)!.result).toMatchObject({ stopReason: "completed" });

@@ -2,8 +2,11 @@ import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { nearMatch } from "../config/near-match.js";
 import { type Logger, setLogger } from "../logging/logger.js";
+import type { ToolDecision } from "../loop/decisions.js";
 import type { RunStatus } from "../runtime/run-types.js";
 import { checkpointsCommand } from "./commands/checkpoints.js";
+import { decideCommand, pendingCommand } from "./commands/decide.js";
+import type { Prompt } from "./commands/follow-decision.js";
 import { resumeCommand } from "./commands/resume.js";
 import { describeError, runCommand } from "./commands/run.js";
 import { runsCommand } from "./commands/runs.js";
@@ -19,9 +22,19 @@ export interface CliIO {
   env?: Readonly<Record<string, string | undefined>>;
   /** Aborting it cancels a running `keel run` (main.ts wires Ctrl-C to it). */
   signal?: AbortSignal;
+  /**
+   * Ask the user a question and resolve with the answer; reject when no answer can come (end of input). With it
+   * and `isTTY`, `keel run` asks to approve or deny the calls a run suspends on. main.ts wires it to stdin when
+   * stdin is a terminal.
+   */
+  prompt?: Prompt;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+const HELP = { help: { type: "boolean", short: "h" } } as const;
+/** `--json` and `--help`: the flags of a command that prints a run or a list either way. */
+const JSON_FLAGS = { json: { type: "boolean" }, ...HELP } as const;
 
 /** The flags each command accepts; `parseArgs` option configs. */
 const COMMANDS = {
@@ -29,26 +42,23 @@ const COMMANDS = {
     agent: { type: "string" },
     session: { type: "string" },
     durable: { type: "boolean" },
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
+    ...JSON_FLAGS,
   },
-  validate: {
-    help: { type: "boolean", short: "h" },
-  },
+  validate: HELP,
   runs: {
     session: { type: "string" },
     status: { type: "string" },
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
+    ...JSON_FLAGS,
   },
-  checkpoints: {
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
+  checkpoints: JSON_FLAGS,
+  resume: JSON_FLAGS,
+  decide: {
+    value: { type: "string" },
+    reason: { type: "string" },
+    always: { type: "boolean" },
+    ...JSON_FLAGS,
   },
-  resume: {
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
-  },
+  pending: JSON_FLAGS,
 } as const;
 
 type CommandName = keyof typeof COMMANDS;
@@ -64,6 +74,9 @@ Usage:
   keel runs <config> [--session ID] [--status STATUS] [--json]
   keel checkpoints <config> <runId> [--json]
   keel resume <config> <checkpointId> [--json]
+  keel decide <config> <runId> <toolCallId> approve|deny|result
+              [--value JSON] [--reason TEXT] [--always] [--json]
+  keel pending <config> <runId> [--json]
   keel help | --help
   keel --version
 
@@ -74,6 +87,9 @@ Commands:
   checkpoints  List a run's checkpoints, oldest first, the latest marked
   resume       Resume a run from a checkpoint and stream it as run does: the run's latest checkpoint
                continues the run, an earlier one branches a new run from that point
+  decide       Decide a call a suspended run waits on — approve it, deny it, or give its result — from any
+               shell, and stream the run as it goes on as run does (it waits again while calls are undecided)
+  pending      List the calls a suspended run waits on: id, tool, arguments and reason
 
 Options for run:
   --agent ID     The agent to run (default: the config's first agent)
@@ -81,10 +97,18 @@ Options for run:
   --json         Print each stream chunk as one JSON line instead of readable output (also for resume)
   --durable      Checkpoint after every model call, tool call and step, so that the run can be resumed
                  (from another process too, with a jsonl_file, sqlite or postgres session store)
+  On a terminal, a run that suspends asks to approve (a) or deny (d) each pending call and goes on;
+  elsewhere, or with --json, it exits 2 and the calls wait for keel decide.
+
+Options for decide:
+  --value JSON   approve: the value the call resumes with; result: the call's result (required)
+  --reason TEXT  Why, recorded with the decision (a denied call's result tells the model)
+  --always       Apply the same approve or deny to the tool's later calls in this run
 
 Exit codes: 0 completed, 2 suspended (a tool call awaits approval), 1 any other outcome or error.
-  checkpoints and resume also exit 2 for a run or checkpoint the store does not know, and resume for a
-  checkpoint it refuses (another agent shape or schema version, the latest of a finished run).
+  checkpoints, resume, decide and pending also exit 2 for a run or checkpoint the store does not know,
+  resume for a checkpoint it refuses (another agent shape or schema version, the latest of a finished
+  run), and decide for a decision it refuses (an unknown or already decided call, a run not waiting).
 Environment: NO_COLOR=1 turns colour off; KEEL_DEBUG=1 prints stack traces.
 `;
 
@@ -156,9 +180,10 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       stdout: io.stdout,
     });
   }
-  if (command === "checkpoints") {
-    if (positionals.length !== 2) throw new UsageError("Usage: keel checkpoints <config> <runId> [--json]");
-    return checkpointsCommand({
+  if (command === "checkpoints" || command === "pending") {
+    if (positionals.length !== 2) throw new UsageError(`Usage: keel ${command} <config> <runId> [--json]`);
+    const listing = command === "checkpoints" ? checkpointsCommand : pendingCommand;
+    return listing({
       configPath: positionals[0]!,
       runId: positionals[1]!,
       json: values.json === true,
@@ -173,10 +198,26 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
     isTTY: io.isTTY === true,
     env,
     ...(io.signal === undefined ? {} : { signal: io.signal }),
+    ...(io.prompt === undefined ? {} : { prompt: io.prompt }),
   };
   if (command === "resume") {
     if (positionals.length !== 2) throw new UsageError("Usage: keel resume <config> <checkpointId> [--json]");
     return resumeCommand({ ...output, configPath: positionals[0]!, checkpointId: positionals[1]! });
+  }
+  if (command === "decide") {
+    const [configPath, runId, toolCallId, action] = positionals;
+    if (positionals.length !== 4 || !DECISION_ACTIONS.includes(action as ToolDecision["action"])) {
+      throw new UsageError(
+        positionals.length === 4
+          ? `The decision is approve, deny or result, not '${action}'`
+          : `Usage: keel decide <config> <runId> <toolCallId> approve|deny|result [--value JSON] [--reason TEXT] [--always] [--json]`,
+      );
+    }
+    const decision: ToolDecision = { toolCallId: toolCallId!, action: action as ToolDecision["action"] };
+    if (typeof values.value === "string") decision.value = parseJsonValue(values.value);
+    if (typeof values.reason === "string") decision.reason = values.reason;
+    if (values.always === true) decision.always = true;
+    return decideCommand({ ...output, configPath: configPath!, runId: runId!, decision });
   }
   const [configPath, ...words] = positionals;
   if (configPath === undefined || words.length === 0) {
@@ -195,6 +236,19 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
     durable: values.durable === true,
     ...output,
   });
+}
+
+const DECISION_ACTIONS: readonly ToolDecision["action"][] = ["approve", "deny", "result"];
+
+/** `--value`'s JSON; anything else is a usage mistake with an example. */
+function parseJsonValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(
+      `--value must be JSON, not '${text}': quote text as a JSON string, e.g. --value '"sent by hand"'`,
+    );
+  }
 }
 
 function unknownCommandMessage(command: string): string {

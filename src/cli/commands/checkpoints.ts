@@ -1,8 +1,5 @@
-import { ConfigError } from "../../errors/error-classes.js";
-import { toErrorDetails } from "../../errors/keel-error.js";
 import type { RunState } from "../../loop/run-state.js";
-import { Runtime } from "../../runtime/runtime.js";
-import { describeDetails, REFUSED_EXIT_CODE } from "./run.js";
+import { withStoredRun } from "./run.js";
 import type { OutputStream } from "./validate.js";
 
 export interface CheckpointsCommandOptions {
@@ -31,16 +28,7 @@ export interface CheckpointSummary {
  */
 export async function checkpointsCommand(options: CheckpointsCommandOptions): Promise<number> {
   const { runId, stdout } = options;
-  const runtime = await Runtime.fromConfig(options.configPath);
-  try {
-    const run = await runtime.getRun(runId);
-    if (run === null) {
-      const error = new ConfigError(`Unknown run '${runId}': the config's session store has no such run`, {
-        hint: "`keel runs <config>` lists the runs it knows",
-      });
-      options.stderr.write(`${describeDetails(toErrorDetails(error))}\n`);
-      return REFUSED_EXIT_CODE;
-    }
+  return withStoredRun(options, async (runtime, run) => {
     const ids = await runtime.listRunCheckpoints(runId);
     const loaded = await Promise.all(
       ids.map((id) => runtime.sessionManager.loadCheckpoint(run.sessionId, id)),
@@ -77,7 +65,5 @@ export async function checkpointsCommand(options: CheckpointsCommandOptions): Pr
       );
     }
     return 0;
-  } finally {
-    await runtime.close();
-  }
+  });
 }

@@ -30,12 +30,13 @@ export function resumeCommand(options: ResumeCommandOptions): Promise<number> {
   return streamRunCommand({
     ...options,
     refusalCodes: REFUSAL_CODES,
-    request: async (runtime) => ({
-      agentId: await agentOfCheckpoint(runtime, checkpointId),
-      inputText: "",
-      resumeFromCheckpoint: checkpointId,
-      ...(signal === undefined ? {} : { signal }),
-    }),
+    chunks: async (runtime) =>
+      runtime.stream({
+        agentId: await agentOfCheckpoint(runtime, checkpointId),
+        inputText: "",
+        resumeFromCheckpoint: checkpointId,
+        ...(signal === undefined ? {} : { signal }),
+      }),
   });
 }
 

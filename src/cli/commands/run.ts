@@ -1,14 +1,17 @@
 import { styleText } from "node:util";
 import { formatConfigError } from "../../config/config-issues.js";
+import { ConfigError } from "../../errors/error-classes.js";
 import { type ErrorDetails, KeelError, toErrorDetails } from "../../errors/keel-error.js";
-import type { RunRequest, RunResult, StopReason } from "../../runtime/run-types.js";
+import type { RunRecord, RunResult, StopReason } from "../../runtime/run-types.js";
 import { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
+import { InMemorySessionManager } from "../../sessions/in-memory-session-manager.js";
+import { askDecisions, decideAndFollow, type Prompt } from "./follow-decision.js";
 import type { OutputStream } from "./validate.js";
 
 /**
- * Where `keel run` and `keel resume` print, and how; streams and environment are passed in so tests run them
- * in-process.
+ * Where `keel run`, `keel resume` and `keel decide` print, and how; streams and environment are passed in so
+ * tests run them in-process.
  */
 export interface RunOutputOptions {
   /** One JSON stream chunk per line on stdout instead of the readable rendering. */
@@ -21,6 +24,11 @@ export interface RunOutputOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Aborting it cancels the run (Ctrl-C). */
   signal?: AbortSignal;
+  /**
+   * Asks the user a question at the terminal. With it, on a TTY and without `json`, a run that suspends asks
+   * to approve or deny each pending call and goes on with the answers (main.ts wires it to stdin).
+   */
+  prompt?: Prompt;
 }
 
 /** What `keel run` needs. */
@@ -38,8 +46,11 @@ export interface RunCommandOptions extends RunOutputOptions {
 /** What {@link streamRunCommand} needs besides where to print. */
 export interface StreamRunOptions extends RunOutputOptions {
   configPath: string;
-  /** The run to start, built once the config's runtime is loaded. */
-  request: (runtime: Runtime) => RunRequest | Promise<RunRequest>;
+  /**
+   * The run to stream, once the config's runtime is loaded: its chunks, `run.finished` last, as
+   * `runtime.stream(request)` yields them. The chunks may reject with an error that refuses the request.
+   */
+  chunks: (runtime: Runtime) => AsyncIterable<RunStreamChunk> | Promise<AsyncIterable<RunStreamChunk>>;
   /**
    * Codes of errors that refuse the request before it starts (an unknown checkpoint, say): they are printed as
    * `code: message` with their hint and exit {@link REFUSED_EXIT_CODE}. Any other error exits 1.
@@ -68,46 +79,61 @@ type Paint = (format: Format, text: string) => string;
 export function runCommand(options: RunCommandOptions): Promise<number> {
   return streamRunCommand({
     ...options,
-    request: (runtime) => ({
-      agentId: options.agentId ?? runtime.listAgents()[0]?.id ?? "",
-      inputText: options.input,
-      ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
-      ...(options.durable ? { durable: true } : {}),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    }),
+    chunks: (runtime) =>
+      runtime.stream({
+        agentId: options.agentId ?? runtime.listAgents()[0]?.id ?? "",
+        inputText: options.input,
+        ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+        ...(options.durable ? { durable: true } : {}),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      }),
   });
 }
 
 /**
- * Load the config's runtime, stream the run `options.request` describes with the readable or JSON rendering, and
+ * Load the config's runtime, stream the run `options.chunks` gives with the readable or JSON rendering, and
  * return its exit code: 0 completed, 2 suspended, 1 anything else; see {@link StreamRunOptions.refusalCodes}
- * for errors that refuse the request. The runtime is closed whatever happens.
+ * for errors that refuse the request. With a `prompt` on a TTY, a run that suspends asks for decisions and is
+ * followed into its resumption, as often as it suspends. The runtime is closed whatever happens.
  */
 export async function streamRunCommand(options: StreamRunOptions): Promise<number> {
-  const { stdout, stderr } = options;
+  const { stdout, stderr, signal } = options;
   const env = options.env ?? process.env;
   const debug = env.KEEL_DEBUG === "1";
+  const ask = options.isTTY && !options.json ? options.prompt : undefined;
   let runtime: Runtime | undefined;
   try {
     runtime = await Runtime.fromConfig(options.configPath);
-    const request = await options.request(runtime);
     const renderer = options.json
       ? jsonRenderer(stdout)
       : readableRenderer(stdout, painter(options.isTTY && !env.NO_COLOR));
-    let result: RunResult | undefined;
-    for await (const chunk of runtime.stream(request)) {
-      renderer(chunk);
-      if (chunk.kind === "run.finished") {
-        result = chunk.result ?? (chunk.payload.result as RunResult | undefined);
+    let chunks = await options.chunks(runtime);
+    for (;;) {
+      let result: RunResult | undefined;
+      for await (const chunk of chunks) {
+        renderer(chunk);
+        if (chunk.kind === "run.finished") {
+          result = chunk.result ?? (chunk.payload.result as RunResult | undefined);
+        }
       }
+      if (!result) {
+        // The runtime promises run.finished last (RT-8); without it the run's outcome is unknown.
+        stderr.write("The run's stream ended without run.finished\n");
+        return RUN_EXIT_CODES.failed;
+      }
+      const decisions =
+        result.stopReason === "suspended" && ask !== undefined && !signal?.aborted
+          ? await askDecisions(result.pendingToolCalls, ask, stdout)
+          : null;
+      if (decisions !== null) {
+        chunks = decideAndFollow(runtime, result.runId, decisions, signal);
+        continue;
+      }
+      if (result.stopReason !== "completed") {
+        reportProblem(result, stderr, debug, decideHint(runtime, options.configPath));
+      }
+      return exitCodeOf(result.stopReason);
     }
-    if (!result) {
-      // The runtime promises run.finished last (RT-8); without it the run's outcome is unknown.
-      stderr.write("The run's stream ended without run.finished\n");
-      return RUN_EXIT_CODES.failed;
-    }
-    if (result.stopReason !== "completed") reportProblem(result, stderr, debug);
-    return exitCodeOf(result.stopReason);
   } catch (error) {
     if (KeelError.isInstance(error) && options.refusalCodes?.includes(error.code)) {
       stderr.write(`${describeDetails(toErrorDetails(error))}\n`);
@@ -139,6 +165,31 @@ export function describeError(error: unknown, debug: boolean): string {
 /** An error a user acts on by its code: `code: message`, then a `hint:` line when it has one. */
 export function describeDetails(details: Pick<ErrorDetails, "code" | "message" | "hint">): string {
   return `${details.code}: ${details.message}${details.hint ? `\nhint: ${details.hint}` : ""}`;
+}
+
+/**
+ * Load the config's runtime, find the run and hand both to `use`, closing the runtime after. A run the store
+ * does not know is printed as an error with its hint, exit 2.
+ */
+export async function withStoredRun(
+  options: { configPath: string; runId: string; stderr: OutputStream },
+  use: (runtime: Runtime, run: RunRecord) => Promise<number>,
+): Promise<number> {
+  const runtime = await Runtime.fromConfig(options.configPath);
+  try {
+    const run = await runtime.getRun(options.runId);
+    if (run !== null) return await use(runtime, run);
+    const error = new ConfigError(
+      `Unknown run '${options.runId}': the config's session store has no such run`,
+      {
+        hint: "`keel runs <config>` lists the runs it knows",
+      },
+    );
+    options.stderr.write(`${describeDetails(toErrorDetails(error))}\n`);
+    return REFUSED_EXIT_CODE;
+  } finally {
+    await runtime.close();
+  }
 }
 
 function jsonRenderer(stdout: OutputStream): (chunk: RunStreamChunk) => void {
@@ -240,8 +291,13 @@ function summaryLine(result: RunResult, countedSteps: number, paint: Paint): str
   return `${paint(color, `${mark} ${result.stopReason}`)} ${paint("dim", `· ${parts.join(" · ")}`)}`;
 }
 
-/** A run that did not complete: its error with hint, or what it is waiting for. */
-function reportProblem(result: RunResult, stderr: OutputStream, debug: boolean): void {
+/** A run that did not complete: its error with hint, or what it is waiting for and how to decide it. */
+function reportProblem(
+  result: RunResult,
+  stderr: OutputStream,
+  debug: boolean,
+  hint: (result: RunResult) => string,
+): void {
   if (result.exception) {
     stderr.write(`${describeError(result.exception, debug)}\n`);
     return;
@@ -257,11 +313,31 @@ function reportProblem(result: RunResult, stderr: OutputStream, debug: boolean):
   if (result.stopReason === "suspended") {
     const pending = result.pendingToolCalls.map((call) => `${call.toolId} (${call.toolCallId})`).join(", ");
     stderr.write(`The run is waiting for a decision on ${pending || "a tool call"}\n`);
-    // UX-2's approve/deny command does not exist yet; say so rather than leave the user looking for it.
-    stderr.write(
-      "hint: the CLI cannot approve or deny a suspended call yet; --json shows its full details\n",
-    );
+    stderr.write(`hint: ${hint(result)}\n`);
   }
+}
+
+/** How to decide a suspended run's calls from another shell; a store that forgets the run says so instead. */
+function decideHint(runtime: Runtime, configPath: string): (result: RunResult) => string {
+  return (result) => {
+    if (runtime.sessionManager instanceof InMemorySessionManager) {
+      return (
+        "the config's in_memory session store forgets the run when keel exits; with a jsonl_file, sqlite or " +
+        "postgres store, `keel decide` approves or denies it later (on a terminal, keel run asks)"
+      );
+    }
+    const call = result.pendingToolCalls[0]?.toolCallId ?? "<toolCallId>";
+    const config = quoteArg(configPath);
+    return (
+      `decide each call with \`keel decide ${config} ${result.runId} ${call} approve\` (or deny, or result ` +
+      `--value JSON); \`keel pending ${config} ${result.runId}\` lists them`
+    );
+  };
+}
+
+/** A path as a shell would need it: quoted only when it holds characters a shell treats specially. */
+function quoteArg(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 function plural(count: number, noun: string): string {
