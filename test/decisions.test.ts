@@ -506,6 +506,31 @@ describe("attach around a decision (LC-9)", () => {
     expect(seen.some((chunk) => chunk.kind === "tool.decided")).toBe(true);
   });
 
+  it("ends when the resumption starts and finishes while attach reads the store (no wait for what happened)", async () => {
+    const { runtime } = await runtimeWith([
+      { toolCalls: [{ id: "p1", name: "pay", arguments: { amount: 1 } }] },
+      { text: "ok" },
+    ]);
+    await runtime.runDetailed({ agentId: "a", inputText: "x", runId: "race" });
+    const store = runtime.sessionManager;
+    const last = (await store.loadEvents("race")).at(-1)!.sequence;
+    // attach reads the record (waiting), then the events; the whole resumption runs in between.
+    const loadEvents = store.loadEvents.bind(store);
+    let decided: Promise<unknown> | undefined;
+    store.loadEvents = async (runId, options) => {
+      if (decided === undefined) {
+        decided = runtime.decide({ runId: "race", decisions: [{ toolCallId: "p1", action: "approve" }] });
+        await decided;
+      }
+      return loadEvents(runId, options);
+    };
+    const seen: string[] = [];
+    // A hang here fails the test by its timeout.
+    for await (const chunk of runtime.attach("race", { afterSequence: last })) seen.push(chunk.kind);
+    expect(seen.at(-1)).toBe("run.finished");
+    expect(seen[0]).toBe("run.started");
+  });
+
   it("replays the stored part of a run resumed in this process, then follows it live", async () => {
     const ledger: Ledger = { calls: [] };
     const gate = deferred();

@@ -227,6 +227,11 @@ export class Runtime {
       yield* replayEvents(stored, options);
       if (this.liveRuns.has(runId)) continue;
       if (record.status !== "waiting") return;
+      // The run may have been resumed (and even finished) since its record was read: read it again before
+      // waiting, and go round once more if anything moved.
+      const again = await this.sessionManager.getRun(runId);
+      if (this.liveRuns.has(runId) || again?.status !== "waiting" || again.updatedAt !== record.updatedAt)
+        continue;
       await new Promise<void>((resolve) => {
         let waiting = this.startWaiters.get(runId);
         if (waiting === undefined) {
