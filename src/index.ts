@@ -4,6 +4,7 @@ export type {
   AgentDefinition,
   AppConfig,
   LLMOptions,
+  MiddlewareConfig,
   PluginRef,
   StopConditionSpec,
   ToolRef,
@@ -61,6 +62,25 @@ export {
 } from "./loop/run-status.js";
 export { runStatusOf, stopReasonOf } from "./loop/termination.js";
 export type { Memory } from "./memory/memory.js";
+export type {
+  AgentMiddleware,
+  AgentMiddlewareContext,
+  AnyMiddleware,
+  ChatMiddleware,
+  ChatMiddlewareContext,
+  FunctionMiddleware,
+  FunctionMiddlewareContext,
+  Middleware,
+  MiddlewareFunction,
+  MiddlewareLevel,
+  MiddlewareObject,
+  MiddlewareSession,
+  Next,
+} from "./middleware/middleware.js";
+export {
+  MiddlewareTermination,
+  type MiddlewareTerminationOptions,
+} from "./middleware/middleware-termination.js";
 export {
   approximateTokens,
   isLanguageModel,

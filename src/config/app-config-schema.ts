@@ -2,6 +2,12 @@
 import { z } from "zod";
 import { getLogger } from "../logging/logger.js";
 import { type Hook, PHASES } from "../loop/hook.js";
+import type {
+  AgentMiddleware,
+  AnyMiddleware,
+  ChatMiddleware,
+  FunctionMiddleware,
+} from "../middleware/middleware.js";
 import { isLanguageModel, type LanguageModel } from "../models/language-model.js";
 import type { Tool } from "../tools/tool.js";
 import { nearMatch } from "./near-match.js";
@@ -42,8 +48,12 @@ export function isHookObject(value: unknown): value is Hook {
   return PHASES.some((phase) => typeof (value as Record<string, unknown>)[phase] === "function");
 }
 
-/** Middleware given in place of a ref: `(ctx, next) => …` (CX-3); its context type belongs to the middleware layer. */
-export type MiddlewareFunction = (...args: never[]) => unknown;
+/** Middleware given in place of a ref (CX-3): a `(ctx, next)` function or an object with `process(ctx, next)`. */
+export function isMiddlewareEntry(value: unknown): boolean {
+  if (typeof value === "function") return true;
+  if (typeof value !== "object" || value === null || isPluginRefLike(value)) return false;
+  return typeof (value as { process?: unknown }).process === "function";
+}
 
 // ── plugin refs (RT-3) ────────────────────────────────────────────────────────────────────────────────────
 
@@ -121,11 +131,12 @@ export const HookEntrySchema = z.union([
   z.custom<Hook>(isHookObject, { message: "not a Hook" }),
   PluginRefSchema,
 ]);
-/** A middleware entry: a PluginRef, or (code-first) a middleware function. */
-export const MiddlewareEntrySchema = z.union([
-  z.custom<MiddlewareFunction>((value) => typeof value === "function", { message: "not a function" }),
-  PluginRefSchema,
-]);
+/** A middleware entry of one level: a PluginRef, or (code-first) middleware kept as it is. */
+function middlewareEntry<M>() {
+  return z.union([z.custom<M>(isMiddlewareEntry, { message: "not middleware" }), PluginRefSchema]);
+}
+/** A middleware entry of any level. */
+export const MiddlewareEntrySchema = middlewareEntry<AnyMiddleware>();
 
 // ── options ──────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -257,9 +268,9 @@ export const SandboxConfigSchema = z.strictObject({
 
 /** Middleware at its three levels (CX-3). */
 export const MiddlewareConfigSchema = z.strictObject({
-  agent: z.array(MiddlewareEntrySchema).optional(),
-  chat: z.array(MiddlewareEntrySchema).optional(),
-  function: z.array(MiddlewareEntrySchema).optional(),
+  agent: z.array(middlewareEntry<AgentMiddleware>()).optional(),
+  chat: z.array(middlewareEntry<ChatMiddleware>()).optional(),
+  function: z.array(middlewareEntry<FunctionMiddleware>()).optional(),
 });
 
 // ── agents and the app ───────────────────────────────────────────────────────────────────────────────────
@@ -389,7 +400,7 @@ export type ToolRef = z.output<typeof ToolRefSchema>;
 export type ToolEntry = z.output<typeof ToolEntrySchema>;
 /** A `hooks` entry: a ref, or a Hook object given in code. */
 export type HookEntry = z.output<typeof HookEntrySchema>;
-/** A middleware entry: a ref, or a middleware function given in code. */
+/** A middleware entry: a ref, or middleware given in code. */
 export type MiddlewareEntry = z.output<typeof MiddlewareEntrySchema>;
 /** Model options; unknown keys are kept. */
 export type LLMOptions = z.output<typeof LLMOptionsSchema>;

@@ -43,6 +43,8 @@ export const ERROR_CODES = {
   MODEL_RETRY: "execution.model_retry",
   PATTERN: "execution.pattern",
   DECISION: "run.decision",
+  MIDDLEWARE_TERMINATED: "middleware.terminated",
+  MIDDLEWARE_NO_RESULT: "middleware.no_result",
   CHECKPOINT_UNKNOWN: "checkpoint.unknown",
   CHECKPOINT_SCHEMA: "checkpoint.schema_version",
   CHECKPOINT_MISMATCH: "checkpoint.agent_mismatch",

@@ -42,8 +42,8 @@ export function isPluginRef(value: unknown): value is PluginRefLike {
 
 /**
  * Resolve a plugin ref (RT-3): a builtin or registered `type`, or `impl: "<module>#<export>"` (a class is
- * constructed with the config, a function is called with it, an object is used as is). Ready instances pass
- * through. Failures are a `PluginLoadError` saying what to fix.
+ * constructed with the config, a function is called with it — except middleware, which is a function — an
+ * object is used as is). Ready instances pass through. Failures are a `PluginLoadError` saying what to fix.
  */
 export async function loadPlugin<T = unknown>(
   kind: PluginKind,
@@ -159,10 +159,14 @@ async function createFromModule(
       : config;
   if (typeof exported === "function") {
     if (isClass(exported)) return new (exported as new (config: unknown) => unknown)(parsed);
+    if (FUNCTIONS_ARE_PLUGINS.has(kind)) return exported;
     return await (exported as (config: unknown, context: PluginFactoryContext) => unknown)(parsed, context);
   }
   return exported;
 }
+
+/** Kinds whose plugins are functions themselves: an exported function is used as it is, not called. */
+const FUNCTIONS_ARE_PLUGINS: ReadonlySet<PluginKind> = new Set<PluginKind>(["middleware"]);
 
 /** Say which module is missing: the plugin itself (a path to fix or a package to install) or one of its imports. */
 function importHint(error: unknown, specifier: string, resolved: string, baseDir: string): string {

@@ -2,6 +2,7 @@ import type { ContextAssembler } from "../context/context-assembler.js";
 import type { EventBus } from "../events/runtime-event.js";
 import type { Hook } from "../loop/hook.js";
 import type { Memory } from "../memory/memory.js";
+import type { AnyMiddleware } from "../middleware/middleware.js";
 import type { Pattern } from "../patterns/pattern.js";
 import type { RuntimePlugin } from "../runtime/runtime-plugin.js";
 import type { SessionManager } from "../sessions/session-manager.js";
@@ -47,6 +48,7 @@ const toolExecutor = registrar<ToolExecutor>("tool_executor");
 const contextAssembler = registrar<ContextAssembler>("context_assembler");
 const skills = registrar<SkillsManager>("skills");
 const hook = registrar<Hook>("hook");
+const middleware = registrar<AnyMiddleware>("middleware");
 
 /** Register a tool type for configs (`{"id": "x", "type": "<name>"}`). */
 export const registerTool = tool.register;
@@ -80,3 +82,10 @@ export const listSkills = skills.list;
 export const registerHook = hook.register;
 export const getHook = hook.get;
 export const listHooks = hook.list;
+/**
+ * Register middleware for configs (`"middleware": {"chat": [{"type": "<name>", "config": {…}}]}`): the factory
+ * gets the ref's `config` and returns the middleware, a `(ctx, next)` function or an object with `process`.
+ */
+export const registerMiddleware = middleware.register;
+export const getMiddleware = middleware.get;
+export const listMiddleware = middleware.list;
