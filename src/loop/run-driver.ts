@@ -1,10 +1,11 @@
 // One class on purpose: the driver is the single place every model and tool call passes through (LC-3).
 import { ToolError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
-import { toErrorDetails } from "../errors/keel-error.js";
+import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import { checkEventPayload } from "../events/event-schemas.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
+import { MiddlewareTermination } from "../middleware/middleware-termination.js";
 import type { ModelRequest } from "../models/language-model.js";
 import type { Message, ToolCall } from "../models/message.js";
 import type { Pattern, PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
@@ -16,9 +17,11 @@ import { type Deadline, deadlines } from "../util/deadline-queue.js";
 import { BudgetGuard } from "./budget-guard.js";
 import type { CancelScope } from "./cancel-scope.js";
 import { captureRunState, type RunProgress } from "./capture-run-state.js";
+import { ChatCallContext } from "./chat-call-context.js";
 import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { hasLazyContainers } from "./create-run-context.js";
 import { SESSION_STICKY_KEY, type StickyAction } from "./decisions.js";
+import { FunctionInvocationContext } from "./function-invocation-context.js";
 import type { HookContext, ModelResponse, Phase, ToolCallState } from "./hook.js";
 import { ModelCallRequest } from "./model-call-request.js";
 import { readModelStream } from "./read-model-stream.js";
@@ -26,7 +29,7 @@ import type { RunContext } from "./run-context.js";
 import { TerminateRun } from "./run-signals.js";
 import type { CheckpointPhase, StopConditionMemory } from "./run-state.js";
 import { stepSignature } from "./stop-conditions.js";
-import { ToolCallContext } from "./tool-call-context.js";
+import { ToolCallContext, type ToolCallHost } from "./tool-call-context.js";
 import { executeToolStage } from "./tool-stage.js";
 
 export interface RunLimits {
@@ -58,7 +61,7 @@ class PhaseContext implements HookContext {
  * phases, counts usage, enforces budgets and stop conditions, and emits the events. Patterns decide what a
  * step does; the driver decides everything around it.
  */
-export class RunDriver implements PatternDriver, RunProgress {
+export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
   step = 0;
   stopRequested: string | null = null;
   /** Calls waiting for a decision when the run suspends. */
@@ -99,12 +102,14 @@ export class RunDriver implements PatternDriver, RunProgress {
     readonly log: RunEventLog,
     readonly scope: CancelScope,
     readonly limits: RunLimits,
+    /** The run's whole request; `ctx.runRequest` is it without the kwargs buckets (CX-1). */
+    readonly request: RunRequest = ctx.runRequest,
   ) {
     this.budget = new BudgetGuard(limits, ctx, log, agent.model, agent.pricing);
   }
 
-  get request(): RunRequest {
-    return this.ctx.runRequest;
+  get functionInvocationKwargs(): Record<string, unknown> | undefined {
+    return this.request.functionInvocationKwargs;
   }
 
   get fingerprint(): string {
@@ -368,22 +373,21 @@ export class RunDriver implements PatternDriver, RunProgress {
     this.log.emit("llm.called", { model: agent.model.modelId, hasTools: (request.tools?.length ?? 0) > 0 });
     let response: ModelResponse;
     const startedAt = performance.now();
-    try {
-      response = await readModelStream(agent.model.stream(request), this, this.scope, agent.model.modelId);
-    } catch (error) {
-      this.ctx.usage.llmCalls++;
-      if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
-      this.consecutiveErrors++;
-      this.log.emit("llm.failed", {
-        model: agent.model.modelId,
-        error: (error as Error).message,
-        errorDetails: toErrorDetails(error),
-      });
-      throw error;
+    const chat = agent.middleware.chat;
+    if (chat.length > 0) {
+      response = await this.callModelThroughMiddleware(request);
+    } else {
+      try {
+        response = await readModelStream(agent.model.stream(request), this, this.scope, agent.model.modelId);
+      } catch (error) {
+        this.ctx.usage.llmCalls++;
+        if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
+        this.modelCallFailed(error);
+      }
     }
     this.checkpointBoundary();
     const usage = this.ctx.usage;
-    accumulateUsage(usage, response.usage, agent.pricing);
+    if (chat.length === 0) accumulateUsage(usage, response.usage, agent.pricing);
     this.lastText = response.text;
     if (hooks.afterInference.length > 0) {
       const context = this.hookContext("afterInference");
@@ -400,6 +404,58 @@ export class RunDriver implements PatternDriver, RunProgress {
       durationMs: performance.now() - startedAt,
     });
     if (this.budget.active) this.budget.check(this.step);
+    return response;
+  }
+
+  private modelCallFailed(error: unknown): never {
+    this.consecutiveErrors++;
+    this.log.emit("llm.failed", {
+      model: this.agent.model.modelId,
+      error: (error as Error).message,
+      errorDetails: toErrorDetails(error),
+    });
+    throw error;
+  }
+
+  /**
+   * The model call through chat middleware (CX-3): every call the model answers counts in usage, `llm.failed`
+   * reports an error that leaves the chain, and a response the model never gave streams its text as one delta.
+   */
+  private async callModelThroughMiddleware(request: ModelCallRequest): Promise<ModelResponse> {
+    const { model, pricing } = this.agent;
+    const context = new ChatCallContext(this.ctx, request, this.step, model.modelId);
+    let called = false;
+    try {
+      await this.agent.middleware.chat.run(context, async () => {
+        this.checkpointBoundary();
+        called = true;
+        let response: ModelResponse;
+        try {
+          response = await readModelStream(model.stream(context.request), this, this.scope, model.modelId);
+        } catch (error) {
+          this.ctx.usage.llmCalls++;
+          if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
+          throw error;
+        }
+        accumulateUsage(this.ctx.usage, response.usage, pricing);
+        context.result = response;
+      });
+    } catch (thrown) {
+      if (thrown instanceof TerminateRun) throw thrown;
+      if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
+      if (!MiddlewareTermination.isInstance(thrown)) this.modelCallFailed(thrown);
+      if (thrown.hasResult) context.result = thrown.result as Partial<ModelResponse>;
+    }
+    const response = context.result;
+    if (response === undefined) {
+      this.modelCallFailed(
+        new KeelError("Chat middleware ended the model call without a result", {
+          code: ERROR_CODES.MIDDLEWARE_NO_RESULT,
+          hint: "Call next(), or set ctx.result to a response such as { text: '…' } before returning",
+        }),
+      );
+    }
+    if (!called && response.text !== "") this.onTextDelta(response.text);
     return response;
   }
 
@@ -458,15 +514,15 @@ export class RunDriver implements PatternDriver, RunProgress {
   }
 
   toolCallContext(state: ToolCallState, tool: Tool, resumeInput: unknown): ToolCallContext {
-    return new ToolCallContext(
+    const Context = this.agent.middleware.function.length > 0 ? FunctionInvocationContext : ToolCallContext;
+    return new Context(
       this.ctx,
       state.id,
       state.toolId,
       tool,
       state.params,
       tool.executionSpec(),
-      this.scope,
-      this.emitToolDelta,
+      this,
       resumeInput,
     );
   }
@@ -476,9 +532,9 @@ export class RunDriver implements PatternDriver, RunProgress {
     this.scope.cancel({ type: "stopped", value: "timeout" });
   };
 
-  private readonly emitToolDelta = (toolCallId: string, toolId: string, text: string): void => {
+  emitToolDelta(toolCallId: string, toolId: string, text: string): void {
     this.log.emit("tool.delta", { toolCallId, toolId, text });
-  };
+  }
 
   /** Called by the tool stage after each step's calls: feeds the consecutive-errors condition. */
   noteToolStep(states: readonly ToolCallState[]): void {

@@ -8,12 +8,14 @@ import {
   createRunUsage,
   type RunRequest,
   type RunResult,
+  type RunUsage,
   type SuspendedToolCall,
   type TerminationReason,
 } from "../runtime/run-types.js";
 import { toJsonSchema } from "../schema/to-json-schema.js";
 import type { SessionManager } from "../sessions/session-manager.js";
-import { deadlines } from "../util/deadline-queue.js";
+import { type Deadline, deadlines } from "../util/deadline-queue.js";
+import { type RunAttempt, runWithAgentMiddleware } from "./agent-call-context.js";
 import type { CancelScope } from "./cancel-scope.js";
 import { CheckpointWriter, type StoredMarks } from "./checkpoint-writer.js";
 import { createRunContext } from "./create-run-context.js";
@@ -56,16 +58,82 @@ const NOTHING_STORED: StoredMarks = { checkpoints: 0, messages: 0, sequence: 0, 
 /**
  * One run, start to finish: RunStart, context and memory, the pattern's steps with structured-output retries,
  * then RunEnd and `run.finished` — on every exit, errors and cancellation included. Never throws for anything
- * a run can end with; the termination becomes the result's stop reason.
+ * a run can end with; the termination becomes the result's stop reason. Agent middleware (CX-3) wraps the
+ * part between `run.started` and the final events.
  */
-export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
+export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
   const { agent, request, log, scope } = input;
   const usage = createRunUsage();
+  const maxDurationMs = request.budget?.maxDurationMs;
+  const durationDeadline =
+    maxDurationMs !== undefined
+      ? deadlines.add(maxDurationMs, () => scope.cancel({ type: "stopped", value: "timeout" }))
+      : null;
+  const writer = new CheckpointWriter(input.sessionManager, log, input.stored ?? NOTHING_STORED);
+  log.emit("run.started", { resumed: input.resume !== undefined });
+  // Without agent middleware the body finishes the run itself: a parked run then holds one frame here (S3).
+  if (agent.middleware.agent.length === 0) return runBody(input, request, usage, writer, durationDeadline);
+  return runWithAgentMiddleware(input, usage, (bodyRequest) =>
+    runBody(input, bodyRequest, usage, writer, undefined),
+  ).then((attempt) => finishRun(input, writer, durationDeadline, attempt));
+}
+
+/** The run's last events, once its result is final. */
+function finishRun(
+  input: RunLoopInput,
+  writer: CheckpointWriter,
+  durationDeadline: Deadline | null,
+  attempt: RunAttempt,
+): RunLoopOutcome {
+  durationDeadline?.cancel();
+  const { log } = input;
+  const { result } = attempt;
+  if (result.stopReason === "failed")
+    log.emit("run.failed", { error: result.error, errorDetails: result.errorDetails });
+  if (result.stopReason === "cancelled")
+    log.emit("run.cancelled", {
+      reason: result.termination.type === "cancelled" ? result.termination.value : undefined,
+    });
+  log.emit("run.finished", { result });
+  return {
+    result,
+    context: attempt.context,
+    newMessages: attempt.newMessages,
+    storedSequence: writer.storedSequence,
+  };
+}
+
+/**
+ * The run from RunStart to RunEnd, with the request as agent middleware left it. Given the run's duration
+ * deadline (`null` when it has none), it also finishes the run; agent middleware finishes it after its chain.
+ */
+function runBody(
+  input: RunLoopInput,
+  request: RunLoopInput["request"],
+  usage: RunUsage,
+  writer: CheckpointWriter,
+  finish: undefined,
+): Promise<RunAttempt>;
+function runBody(
+  input: RunLoopInput,
+  request: RunLoopInput["request"],
+  usage: RunUsage,
+  writer: CheckpointWriter,
+  finish: Deadline | null,
+): Promise<RunLoopOutcome>;
+async function runBody(
+  input: RunLoopInput,
+  request: RunLoopInput["request"],
+  usage: RunUsage,
+  writer: CheckpointWriter,
+  finish: Deadline | null | undefined,
+): Promise<RunAttempt | RunLoopOutcome> {
+  const { agent, log, scope } = input;
   const ctx = createRunContext({
     agentId: agent.id,
     sessionId: request.sessionId,
     runId: request.runId,
-    request,
+    request: withoutKwargs(request),
     state: input.sessionState,
     tools: agent.tools,
     model: agent.model,
@@ -75,21 +143,24 @@ export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcom
     usage,
   });
   const budget = request.budget ?? {};
-  const driver = new RunDriver(agent, ctx, log, scope, {
-    maxSteps: Math.min(budget.maxSteps ?? agent.limits.maxSteps, agent.limits.maxSteps),
-    maxToolCalls: budget.maxToolCalls,
-    maxTotalTokens: budget.maxTotalTokens,
-    maxCostUsd: budget.maxCostUsd,
-    stepTimeoutMs: agent.limits.stepTimeoutMs,
-  });
-  const durationDeadline =
-    budget.maxDurationMs !== undefined
-      ? deadlines.add(budget.maxDurationMs, () => scope.cancel({ type: "stopped", value: "timeout" }))
-      : null;
+  const driver = new RunDriver(
+    agent,
+    ctx,
+    log,
+    scope,
+    {
+      maxSteps: Math.min(budget.maxSteps ?? agent.limits.maxSteps, agent.limits.maxSteps),
+      maxToolCalls: budget.maxToolCalls,
+      maxTotalTokens: budget.maxTotalTokens,
+      maxCostUsd: budget.maxCostUsd,
+      stepTimeoutMs: agent.limits.stepTimeoutMs,
+    },
+    request,
+  );
   driver.durable = request.durable === true;
-  const writer = new CheckpointWriter(input.sessionManager, log, input.stored ?? NOTHING_STORED);
   driver.checkpoints = writer;
-  log.emit("run.started", { resumed: input.resume !== undefined });
+  // A pass that agent middleware runs again starts over: the stored transcript is rewritten from its start.
+  if (input.resume === undefined) writer.rewind(0);
   let output: unknown = null;
   let termination: TerminationReason;
   let error: KeelError | undefined;
@@ -126,8 +197,6 @@ export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcom
       error = asKeelError(thrown);
       termination = { type: "error", value: error.message };
     }
-  } finally {
-    durationDeadline?.cancel();
   }
   if (error !== undefined && (error.context.runId === undefined || error.context.agentId === undefined)) {
     error.context = {
@@ -163,17 +232,18 @@ export async function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcom
       getLogger().error(`runEnd hook failed: ${(hookError as Error).message}`, { runId: request.runId });
     }
   }
-  if (stopReason === "failed")
-    log.emit("run.failed", { error: result.error, errorDetails: result.errorDetails });
-  if (stopReason === "cancelled")
-    log.emit("run.cancelled", { reason: termination.type === "cancelled" ? termination.value : undefined });
-  log.emit("run.finished", { result });
-  return {
-    result,
-    context: ctx,
-    newMessages: ctx.transcript.slice(driver.firstNewMessage),
-    storedSequence: writer.storedSequence,
-  };
+  const attempt = { result, context: ctx, newMessages: ctx.transcript.slice(driver.firstNewMessage) };
+  return finish === undefined ? attempt : finishRun(input, writer, finish, attempt);
+}
+
+/**
+ * The request as the run's context shows it: without `functionInvocationKwargs` and `clientKwargs`, which reach
+ * only tools and the model client (CX-1) through the driver. The same object when it holds neither.
+ */
+function withoutKwargs<R extends RunRequest>(request: R): R {
+  if (request.functionInvocationKwargs === undefined && request.clientKwargs === undefined) return request;
+  const { functionInvocationKwargs: _function, clientKwargs: _client, ...rest } = request;
+  return rest as R;
 }
 
 /**
@@ -187,13 +257,14 @@ async function runDurably(
   firstPattern: Pattern,
   firstPlan: ResumePlan | null,
 ): Promise<unknown> {
-  const { agent, log, request } = input;
+  const { agent, log } = input;
+  const request = driver.request;
   let pattern = firstPattern;
   let plan = firstPlan;
   let attempts = 0;
   for (;;) {
     try {
-      return await continueRun(input, driver, pattern, plan);
+      return await continueRun(driver, pattern, plan);
     } catch (thrown) {
       const checkpointId = driver.checkpoints?.latestCheckpointId ?? null;
       if (!driver.durable || checkpointId === null || !KeelError.isInstance(thrown) || !thrown.retryable)
@@ -231,13 +302,8 @@ async function runDurably(
 const DEFAULT_MAX_RESUME_ATTEMPTS = 3;
 
 /** Go on with the pattern, or with what a resume plan says is left of the run. */
-function continueRun(
-  input: RunLoopInput,
-  driver: RunDriver,
-  pattern: Pattern,
-  plan: ResumePlan | null,
-): Promise<unknown> {
-  const { request } = input;
+function continueRun(driver: RunDriver, pattern: Pattern, plan: ResumePlan | null): Promise<unknown> {
+  const request = driver.request;
   const retries = request.budget?.maxValidationRetries ?? 3;
   if (plan === null || plan.kind === "continue")
     return executeWithValidation(pattern, driver, request.outputType, retries);
@@ -281,11 +347,12 @@ function waitOrCancel(ms: number, scope: CancelScope): Promise<void> {
 
 /** Context assembly, the user's message, memory injection. Returns where the run's own messages start. */
 async function prepareContext(input: RunLoopInput, ctx: RunContext, driver: RunDriver): Promise<number> {
-  const { agent, request, log } = input;
+  const { agent, log } = input;
+  const request = ctx.runRequest;
   const startedAt = performance.now();
   const assembled = await agent.contextAssembler.assemble({
     request,
-    sessionId: request.sessionId,
+    sessionId: ctx.sessionId,
     sessionState: input.sessionState,
     sessionManager: input.sessionManager,
     countTokens: (text) => agent.model.countTokens?.(text) ?? Math.ceil(text.length / 4),

@@ -8,16 +8,22 @@ import type { ToolExecutionRequest, ToolExecutor } from "../tools/tool-executor.
 import type { CancelScope } from "./cancel-scope.js";
 import type { RunContext, ToolResultRecord } from "./run-context.js";
 
-/** Emits a `tool.delta` for a call. */
-export type DeltaSink = (toolCallId: string, toolId: string, text: string) => void;
+/** What a tool call needs of its run beyond the run's context: the run driver. */
+export interface ToolCallHost {
+  readonly scope: CancelScope;
+  /** The run's `functionInvocationKwargs` (CX-1): only tools and function middleware see them. */
+  readonly functionInvocationKwargs: Record<string, unknown> | undefined;
+  /** Emit a `tool.delta` for a call. */
+  emitToolDelta(toolCallId: string, toolId: string, text: string): void;
+}
 
 /**
  * The context of one tool call: the run's context (read through, never copied) plus the call. Its own
  * AbortSignal is made only if the tool reads `signal`, and follows the run's cancellation.
  */
 export class ToolCallContext implements ToolContext, ToolExecutionRequest {
-  private controller: AbortController | null = null;
-  private unlink: (() => void) | null = null;
+  protected controller: AbortController | null = null;
+  protected unlink: (() => void) | null = null;
   private lazyMetadata: Record<string, unknown> | null = null;
 
   constructor(
@@ -27,8 +33,7 @@ export class ToolCallContext implements ToolContext, ToolExecutionRequest {
     readonly tool: Tool,
     public params: Record<string, unknown>,
     readonly executionSpec: ToolExecutionSpec,
-    private readonly scope: CancelScope,
-    private readonly deltaSink: DeltaSink,
+    protected readonly host: ToolCallHost,
     readonly resumeInput: unknown = undefined,
   ) {}
 
@@ -41,16 +46,16 @@ export class ToolCallContext implements ToolContext, ToolExecutionRequest {
     return this;
   }
   get cancelled(): boolean {
-    return this.scope.cancelled || this.controller?.signal.aborted === true;
+    return this.host.scope.cancelled || this.controller?.signal.aborted === true;
   }
   onCancel(callback: (reason: unknown) => void): () => void {
-    return this.scope.onCancel(callback);
+    return this.host.scope.onCancel(callback);
   }
   get signal(): AbortSignal {
     if (this.controller === null) {
       const controller = new AbortController();
       this.controller = controller;
-      this.unlink = this.scope.onCancel((reason) => controller.abort(reason));
+      this.unlink = this.host.scope.onCancel((reason) => controller.abort(reason));
     }
     return this.controller.signal;
   }
@@ -68,13 +73,13 @@ export class ToolCallContext implements ToolContext, ToolExecutionRequest {
     return this.params;
   }
   get kwargs(): Record<string, unknown> {
-    return this.run.runRequest.functionInvocationKwargs ?? EMPTY;
+    return this.host.functionInvocationKwargs ?? EMPTY;
   }
   get session(): { id: string; state: Record<string, unknown> } {
     return { id: this.run.sessionId, state: this.run.state };
   }
   emitDelta(text: string): void {
-    this.deltaSink(this.toolCallId, this.toolId, text);
+    this.host.emitToolDelta(this.toolCallId, this.toolId, text);
   }
 
   // ── RunContext, read through ──

@@ -13,6 +13,11 @@ import {
   type ToolExecutionResult,
 } from "../tools/tool-executor.js";
 import { isApproval } from "./decisions.js";
+import {
+  type FunctionInvocationContext,
+  invokeBatchThroughMiddleware,
+  invokeThroughMiddleware,
+} from "./function-invocation-context.js";
 import type { ToolCallState, ToolGateDecision } from "./hook.js";
 import type { RunDriver } from "./run-driver.js";
 import { TerminateRun } from "./run-signals.js";
@@ -118,15 +123,21 @@ export async function executeToolStage(
   // A resumed step's decisions are checkpointed before anything they allowed runs.
   if (driver.durable && options.prior !== undefined) await driver.checkpoint("tools");
 
-  // Stages 2 and 3: BeforeToolExecute, execute, AfterToolExecute.
+  // Stages 2 and 3: BeforeToolExecute, execute (through function middleware, CX-3), AfterToolExecute.
   allowed.length = allowedCount;
+  let terminated = false;
   if (allowedCount > 0) {
     const executor = driver.agent.toolExecutor;
+    const middleware = driver.agent.middleware.function;
     if (isBatchToolExecutor(executor) && allowed.length > 1) {
       for (const entry of allowed) await beforeExecute(driver, entry);
       const started = allowed.map((entry) => start(driver, entry));
       if (driver.durable) await markStarted(driver, allowed);
-      const results = await executor.executeBatch(allowed.map((entry) => entry.context!));
+      const contexts = allowed.map((entry) => entry.context!);
+      const results =
+        middleware.length > 0
+          ? await invokeBatchThroughMiddleware(middleware, contexts as FunctionInvocationContext[], executor)
+          : await executor.executeBatch(contexts);
       let resumable: unknown;
       for (let index = 0; index < allowed.length; index++) {
         const entry = allowed[index]!;
@@ -137,6 +148,8 @@ export async function executeToolStage(
           continue;
         }
         await settle(driver, entry, result, started[index]!);
+        if (middleware.length > 0 && (entry.context as FunctionInvocationContext).terminated)
+          terminated = true;
       }
       // A batch counts as one step: one checkpoint for all its calls (LC-6), owed until the next boundary.
       if (resumable !== undefined) {
@@ -157,7 +170,10 @@ export async function executeToolStage(
         if (hasBeforeExecute(driver, entry)) await beforeExecute(driver, entry);
         const startedAt = start(driver, entry);
         if (driver.durable) await markStarted(driver, [entry]);
-        const result = await executor.execute(entry.context!);
+        const result =
+          middleware.length > 0
+            ? await invokeThroughMiddleware(middleware, entry.context as FunctionInvocationContext, execute)
+            : await executor.execute(entry.context!);
         if (driver.durable && isResumableFailure(result)) {
           releaseForResume(entry);
           await driver.checkpoint("tools");
@@ -172,6 +188,11 @@ export async function executeToolStage(
           else driver.owesCheckpoint = true;
         }
         if (entry.state.status === "suspended") stop = true;
+        // A MiddlewareTermination ends the run: the calls after it are interrupted, like after a block.
+        if (middleware.length > 0 && (entry.context as FunctionInvocationContext).terminated) {
+          terminated = true;
+          stop = true;
+        }
       }
     }
   }
@@ -187,7 +208,13 @@ export async function executeToolStage(
     await driver.checkpoint("suspended");
     throw new TerminateRun({ type: "suspended" });
   }
+  if (terminated) throw new TerminateRun({ type: "behavior_requested", value: "middleware" });
   return states;
+}
+
+/** The executor of a call that goes through function middleware. */
+function execute(context: FunctionInvocationContext): Promise<ToolExecutionResult> {
+  return context.run.toolExecutor.execute(context);
 }
 
 /**

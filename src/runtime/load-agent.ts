@@ -6,6 +6,7 @@ import type { Hook } from "../loop/hook.js";
 import { PhaseHooks } from "../loop/phase-hooks.js";
 import { createStopConditions, type StopConditionSpec } from "../loop/stop-conditions.js";
 import type { Memory } from "../memory/memory.js";
+import { loadMiddleware } from "../middleware/load-middleware.js";
 import { createModel } from "../models/create-model.js";
 import type { LanguageModel, ModelToolSpec } from "../models/language-model.js";
 import type { PatternFactory } from "../patterns/builtin-patterns.js";
@@ -83,6 +84,11 @@ export async function loadAgent(
   for (const [index, entry] of definition.hooks.entries()) {
     hooks.push(await loadPlugin<Hook>("hook", entry, { baseDir, label: `${label}.hooks[${index}]` }));
   }
+  const middleware = await loadMiddleware(definition.middleware, {
+    baseDir,
+    label,
+    runtime: options.runtime,
+  });
   const toolSpecs: ModelToolSpec[] = Object.entries(tools).map(([name, tool]) => ({
     name,
     description: tool.description,
@@ -103,6 +109,7 @@ export async function loadAgent(
     toolSpecs,
     toolExecutor,
     hooks: new PhaseHooks(hooks),
+    middleware,
     memory,
     contextAssembler,
     createPattern,

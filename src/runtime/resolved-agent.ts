@@ -2,6 +2,7 @@ import type { ContextAssembler } from "../context/context-assembler.js";
 import type { PhaseHooks } from "../loop/phase-hooks.js";
 import type { StopConditionEvaluator } from "../loop/stop-conditions.js";
 import type { Memory } from "../memory/memory.js";
+import type { MiddlewareStack } from "../middleware/middleware-chain.js";
 import type { LanguageModel, ModelCallOptions, ModelToolSpec } from "../models/language-model.js";
 import type { ModelPricing } from "../models/pricing.js";
 import type { Pattern } from "../patterns/pattern.js";
@@ -23,6 +24,8 @@ export interface ResolvedAgent {
   readonly toolSpecs: readonly ModelToolSpec[];
   readonly toolExecutor: ToolExecutor;
   readonly hooks: PhaseHooks;
+  /** Middleware by level, composed once; a level without any has length 0 and costs a length check (CX-3). */
+  readonly middleware: MiddlewareStack;
   readonly memory: Memory;
   readonly contextAssembler: ContextAssembler;
   readonly createPattern: () => Pattern;
