@@ -1,3 +1,4 @@
+// Long because a run's lifecycle is one procedure: its start, the body middleware wraps, resume, its end.
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
