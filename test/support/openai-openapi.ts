@@ -1,9 +1,12 @@
 import { readFileSync } from "node:fs";
-import { parse } from "yaml";
 import { type ZodType, z } from "zod";
 
-/** OpenAI's published OpenAPI description, from the shared vendor specs (data, unmodified). */
-const SPEC_PATH = new URL("../../../shared/vendor-specs/openai/openapi.yaml", import.meta.url);
+/**
+ * The component schemas of OpenAI's published OpenAPI description that these tests use, and every schema they
+ * reference, copied unmodified into the repository (MIT, see its LICENSE) so a clean clone tests without the
+ * shared vendor specs beside it.
+ */
+const SPEC_PATH = new URL("../fixtures/vendor/openai/component-schemas.json", import.meta.url);
 
 let definitions: Record<string, unknown> | undefined;
 const compiled = new Map<string, ZodType>();
@@ -34,10 +37,8 @@ export function openAIIssues(name: string, value: unknown): string[] {
 }
 
 function loadDefinitions(): Record<string, unknown> {
-  const document = parse(readFileSync(SPEC_PATH, "utf8")) as {
-    components: { schemas: Record<string, unknown> };
-  };
-  const text = JSON.stringify(document.components.schemas).replaceAll('"#/components/schemas/', '"#/$defs/');
+  const document = JSON.parse(readFileSync(SPEC_PATH, "utf8")) as { schemas: Record<string, unknown> };
+  const text = JSON.stringify(document.schemas).replaceAll('"#/components/schemas/', '"#/$defs/');
   return rewrite(JSON.parse(text)) as Record<string, unknown>;
 }
 
