@@ -19,6 +19,30 @@ describe("structured output (RT-9)", () => {
     await runtime.close();
   });
 
+  it("asks the model for the output type's JSON schema on every call, except the plan of plan_execute", async () => {
+    const { runtime, model } = await runtimeWith([
+      { toolCalls: [{ id: "c1", name: "add", arguments: { a: 2, b: 2 } }] },
+      { text: '{"value": "4", "confidence": 1}' },
+    ]);
+    await runtime.run({ agentId: "a", inputText: "2+2?", outputType: Answer });
+    for (const request of model.requests) {
+      expect(request.outputSchema).toMatchObject({
+        name: "output",
+        schema: { type: "object", required: ["value", "confidence"] },
+      });
+    }
+    const plain = await runtimeWith([{ text: "4" }]);
+    await plain.runtime.run({ agentId: "a", inputText: "2+2?" });
+    expect(plain.model.requests[0]!.outputSchema).toBeUndefined();
+
+    const planned = await runtimeWith([{ text: "1. answer" }, { text: '{"value": "4", "confidence": 1}' }], {
+      pattern: { type: "plan_execute" },
+    });
+    await planned.runtime.run({ agentId: "a", inputText: "2+2?", outputType: Answer });
+    expect(planned.model.requests[0]!.outputSchema).toBeUndefined();
+    expect(planned.model.requests[1]!.outputSchema?.name).toBe("output");
+  });
+
   it("retries with the error in scratch and a validation.retry chunk, then succeeds", async () => {
     const { runtime, model } = await runtimeWith([
       { text: '{"value": 4}' },

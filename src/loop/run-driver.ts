@@ -6,7 +6,7 @@ import { checkEventPayload } from "../events/event-schemas.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import { MiddlewareTermination } from "../middleware/middleware-termination.js";
-import type { ModelRequest } from "../models/language-model.js";
+import type { ModelOutputSchema, ModelRequest } from "../models/language-model.js";
 import type { Message, ToolCall } from "../models/message.js";
 import type { Pattern, PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
 import { accumulateUsage } from "../runtime/accumulate-usage.js";
@@ -359,7 +359,10 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
     const tools = overrides.tools ?? (agent.toolSpecs.length > 0 ? agent.toolSpecs : undefined);
     if (tools !== undefined) request.tools = tools;
     if (overrides.toolChoice !== undefined) request.toolChoice = overrides.toolChoice;
-    if (overrides.outputSchema !== undefined) request.outputSchema = overrides.outputSchema;
+    // A run with an output type asks providers with a native structured mode for it (RT-9); a pattern's own
+    // call can ask for another schema, or for none by passing `outputSchema: undefined`.
+    const outputSchema = "outputSchema" in overrides ? overrides.outputSchema : this.runOutputSchema();
+    if (outputSchema !== undefined) request.outputSchema = outputSchema;
     const clientKwargs = this.request.clientKwargs;
     if (clientKwargs !== undefined) request.clientKwargs = clientKwargs;
     const hooks = agent.hooks;
@@ -457,6 +460,14 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
     }
     if (!called && response.text !== "") this.onTextDelta(response.text);
     return response;
+  }
+
+  /** The run's output type as a model output schema, when it has one that JSON Schema can describe. */
+  private runOutputSchema(): ModelOutputSchema | undefined {
+    const ctx = this.ctx;
+    if (hasLazyContainers(ctx) && !ctx.hasScratch) return undefined;
+    const schema = ctx.scratch.outputSchema as Record<string, unknown> | undefined;
+    return schema === undefined ? undefined : { name: "output", schema };
   }
 
   /** `llm.delta` for every text delta. */

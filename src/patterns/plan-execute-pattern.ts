@@ -70,6 +70,7 @@ export class PlanExecutePattern extends BasePattern {
     await driver.runStep(async () => {
       const response = await this.callLlm({
         tools: [],
+        outputSchema: undefined,
         system: [driver.systemPrompt(), PLAN_INSTRUCTION.replace("{max}", String(maxPlanSteps))]
           .filter(Boolean)
           .join("\n\n"),
