@@ -173,6 +173,8 @@ describe("decisions (LC-8)", () => {
     const started = events.filter((event) => event.kind === "run.started").map((event) => event.payload);
     expect(started).toEqual([{ resumed: false }, { resumed: true }]);
     const messages = await runtime.sessionManager.loadMessages(result.metadata.sessionId as string);
+    // The run transcript is brought up to date when the run ends, not only at its suspension.
+    expect(await runtime.sessionManager.loadRunMessages("d")).toEqual(messages);
     // One result per call, in the order the model issued them.
     expect(toolMessages(messages)).toEqual([
       ["p1", "paid 10"],

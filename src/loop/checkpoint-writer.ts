@@ -46,6 +46,11 @@ export class CheckpointWriter {
     return this.marks.sequence;
   }
 
+  /** Run transcript messages stored, or null when the run has stored none (it never checkpointed). */
+  get storedMessages(): number | null {
+    return this.marks.checkpoints === 0 && this.marks.messages === 0 ? null : this.marks.messages;
+  }
+
   /**
    * Write `state` as the run's next checkpoint with the transcript up to `transcript.length`. A failing store
    * emits `run.checkpoint_failed` and the run goes on (DR-4); the checkpoint id is used up either way.

@@ -52,6 +52,8 @@ export interface RunLoopOutcome {
   newMessages: RunContext["transcript"];
   /** The last event sequence already in the store; the events after it are still to be stored. */
   storedSequence: number;
+  /** Run transcript messages in the store, or null when the run stored none (nothing to bring up to date). */
+  storedMessages: number | null;
 }
 
 const NOTHING_STORED: StoredMarks = { checkpoints: 0, messages: 0, sequence: 0, latestCheckpointId: null };
@@ -101,6 +103,7 @@ function finishRun(
     context: attempt.context,
     newMessages: attempt.newMessages,
     storedSequence: writer.storedSequence,
+    storedMessages: writer.storedMessages,
   };
 }
 

@@ -162,6 +162,13 @@ async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcom
   if (result.stopReason === "suspended") return result;
   const { sessionManager, request } = input;
   try {
+    // A run that checkpointed keeps its run transcript whole: the messages after its last checkpoint too.
+    const stored = outcome.storedMessages;
+    const transcript = outcome.context.transcript;
+    if (stored !== null && stored !== transcript.length) {
+      const from = Math.min(stored, transcript.length);
+      await sessionManager.saveRunMessages(request.runId, from, transcript.slice(from));
+    }
     let messages = outcome.newMessages;
     let artifacts = result.artifacts;
     if (
