@@ -61,4 +61,31 @@ describe("InMemorySessionManager retention", () => {
       "run.finished",
     ]);
   });
+
+  it("keeps the logs and run transcripts of runs that may still go on, dropping finished ones first", async () => {
+    const manager = new InMemorySessionManager({ maxRunLogs: 2 });
+    const record = (runId: string, status: "waiting" | "done") => ({
+      runId,
+      agentId: "a",
+      sessionId: "s",
+      status,
+      pendingToolCalls: [],
+      createdAt: "2026-01-01T00:00:00.000Z",
+      updatedAt: "2026-01-01T00:00:00.000Z",
+      lastSequence: 1,
+    });
+    await manager.saveRun(record("waiting-run", "waiting"));
+    for (const runId of ["waiting-run", "done-1", "done-2"]) {
+      if (runId !== "waiting-run") await manager.saveRun(record(runId, "done"));
+      await manager.appendEvents(runId, [
+        new RuntimeEvent("run.started", { resumed: false }, 1, runId, "s", "a", 1),
+      ]);
+      await manager.saveRunMessages(runId, 0, [{ role: "user", content: runId }]);
+    }
+    expect(await manager.loadEvents("waiting-run")).toHaveLength(1);
+    expect(await manager.loadRunMessages("waiting-run")).toEqual([{ role: "user", content: "waiting-run" }]);
+    expect(await manager.loadEvents("done-1")).toEqual([]);
+    expect(await manager.loadRunMessages("done-1")).toEqual([]);
+    expect(await manager.loadEvents("done-2")).toHaveLength(1);
+  });
 });

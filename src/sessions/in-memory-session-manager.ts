@@ -18,7 +18,8 @@ export interface InMemorySessionManagerOptions {
   /** Runs allowed to wait per session when `session()` is not told otherwise. Default 1000. */
   queueSize?: number;
   /**
-   * Event logs kept; past this, the oldest run's log is dropped (its record stays). Memory is the only store
+   * Event logs and run transcripts kept; past this, the oldest finished run's are dropped (its record stays; a run
+   * that may still go on keeps them). Memory is the only store
    * here, so an unbounded history would make a long-lived process slower with every run. Default 1000.
    */
   maxRunLogs?: number;
@@ -201,7 +202,7 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
       return;
     }
     this.events.set(runId, events.slice());
-    if (this.events.size > this.maxRunLogs) this.events.delete(this.events.keys().next().value as string);
+    if (this.events.size > this.maxRunLogs) this.evictOldest(this.events);
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */
@@ -218,8 +219,7 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
     if (stored === undefined) {
       stored = [];
       this.runMessages.set(runId, stored);
-      if (this.runMessages.size > this.maxRunLogs)
-        this.runMessages.delete(this.runMessages.keys().next().value as string);
+      if (this.runMessages.size > this.maxRunLogs) this.evictOldest(this.runMessages);
     }
     checkTranscriptIndex(runId, fromIndex, stored.length);
     stored.length = fromIndex;
@@ -248,6 +248,19 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
     this.runs.clear();
     this.events.clear();
     this.runMessages.clear();
+  }
+
+  /**
+   * Drop the oldest finished run's log. A run that may still go on (waiting for a decision, or running) keeps
+   * its events and transcript: resuming it needs them.
+   */
+  private evictOldest(logs: Map<string, unknown>): void {
+    for (const runId of logs.keys()) {
+      const status = this.runs.get(runId)?.status;
+      if (status === "waiting" || status === "running" || status === "created") continue;
+      logs.delete(runId);
+      return;
+    }
   }
 
   private data(sessionId: string): SessionData {
