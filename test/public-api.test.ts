@@ -76,6 +76,7 @@ describe("public API", () => {
         "defineTool",
         "expandEnv",
         "formatConfigError",
+        "fromAiSdk",
         "getContextAssembler",
         "getEventBus",
         "getHook",
