@@ -3,6 +3,7 @@ import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { fromAiSdk, LLMRateLimitError, Runtime } from "../src/index.js";
 import { MockLanguageModelV2, v2Stream, v2Usage, v3Stream, v3Usage } from "./support/ai-sdk-mocks.js";
+import { FakeClock } from "./support/fake-model-server.js";
 import { addTool, collect } from "./support/harness.js";
 
 /** Turn 1: the model calls `add` (its input streamed in pieces); turn 2: it answers in three deltas. */
@@ -178,10 +179,29 @@ describe("an agent on an AI SDK model (ai/test MockLanguageModelV3)", () => {
     await runtime.close();
   });
 
-  it("a 429 from the provider ends the run failed with LLMRateLimitError and its retryAfterMs", async () => {
+  it("a 503 before the first part is retried after the backoff and the run goes on", async () => {
     const { APICallError } = await import("@ai-sdk/provider");
+    const answers = [
+      () => {
+        throw new APICallError({ message: "busy", url: "u", requestBodyValues: {}, statusCode: 503 });
+      },
+      async () => v3Stream(answerTurn),
+    ];
+    let calls = 0;
+    const mock = new MockLanguageModelV3({ doStream: async () => answers[calls++]!() });
+    const clock = new FakeClock();
+    const runtime = await runtimeOn(fromAiSdk(mock, { clock }));
+    const result = await runtime.runDetailed({ agentId: "math", inputText: "2 + 40?" });
+    expect(result).toMatchObject({ stopReason: "completed", finalOutput: "The answer is 42." });
+    expect(clock.sleeps).toEqual([500]);
+  });
+
+  it("a 429 is retried with Retry-After as the floor, then ends the run failed with LLMRateLimitError", async () => {
+    const { APICallError } = await import("@ai-sdk/provider");
+    let calls = 0;
     const mock = new MockLanguageModelV3({
       doStream: async () => {
+        calls++;
         throw new APICallError({
           message: "Rate limit reached",
           url: "https://api.openai.com/v1/chat/completions",
@@ -191,10 +211,14 @@ describe("an agent on an AI SDK model (ai/test MockLanguageModelV3)", () => {
         });
       },
     });
-    const runtime = await runtimeOn(fromAiSdk(mock));
+    const clock = new FakeClock();
+    const runtime = await runtimeOn(fromAiSdk(mock, { clock, retry: { max_attempts: 3 } }));
     const result = await runtime.runDetailed({ agentId: "math", inputText: "2 + 40?" });
+    expect(calls).toBe(3);
+    expect(clock.sleeps).toEqual([7000, 7000]);
     expect(result.stopReason).toBe("failed");
     expect(result.exception).toBeInstanceOf(LLMRateLimitError);
+    expect(result.exception?.context.attempts).toBe(3);
     expect((result.exception as LLMRateLimitError).retryAfterMs).toBe(7000);
     expect(result.errorDetails).toMatchObject({ code: "llm.rate_limit", retryable: true });
     await runtime.close();

@@ -4,8 +4,12 @@ import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
 } from "@ai-sdk/provider";
+import type { LLMRetryOptions } from "../../../config/app-config-schema.js";
 import { ConfigError } from "../../../errors/error-classes.js";
 import { getLogger } from "../../../logging/logger.js";
+import { type ModelClock, systemClock } from "../../http/model-clock.js";
+import { retryModelStream } from "../../http/retry-model-stream.js";
+import { type RetryPolicy, resolveRetryPolicy } from "../../http/retry-policy.js";
 import {
   approximateTokens,
   type LanguageModel,
@@ -27,6 +31,14 @@ export interface AiSdkModelOptions extends AiSdkCallSettings {
   provider?: string;
   /** `"stream"` (default) calls `doStream`; `"generate"` calls `doGenerate` and replays its result as parts. */
   mode?: "stream" | "generate";
+  /**
+   * Keel's retry policy (LM-2; the `llm.retry` options, snake_case as in a config):
+   * rate limits, 502/503/504/529 and connection failures before the first part are retried with backoff,
+   * `Retry-After` as a floor. An AI SDK model's `doStream` does not retry by itself.
+   */
+  retry?: Partial<LLMRetryOptions>;
+  /** The clock retries wait on (tests pass a fake one). */
+  clock?: ModelClock;
 }
 
 const SUPPORTED_VERSIONS = new Set(["v2", "v3"]);
@@ -52,6 +64,8 @@ class AiSdkModel implements LanguageModel {
   readonly modelId: string;
   private readonly settings: AiSdkCallSettings;
   private readonly mode: "stream" | "generate";
+  private readonly policy: RetryPolicy;
+  private readonly clock: ModelClock;
 
   constructor(
     private readonly model: AiSdkLanguageModel,
@@ -68,14 +82,27 @@ class AiSdkModel implements LanguageModel {
         },
       );
     }
-    const { modelId, provider, mode, ...settings } = options;
+    const { modelId, provider, mode, retry, clock, ...settings } = options;
+    this.policy = resolveRetryPolicy(retry);
+    this.clock = clock ?? systemClock;
     this.provider = provider ?? model.provider;
     this.modelId = modelId ?? model.modelId;
     this.mode = mode ?? "stream";
     this.settings = settings;
   }
 
-  async *stream(request: ModelRequest): AsyncGenerator<ModelStreamPart> {
+  stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
+    return retryModelStream({
+      policy: this.policy,
+      clock: this.clock,
+      signal: request.signal,
+      provider: this.provider,
+      attempt: () => this.attempt(request),
+    });
+  }
+
+  /** One call of the AI SDK model, as Keel parts; failures become one typed `error` part. */
+  private async *attempt(request: ModelRequest): AsyncGenerator<ModelStreamPart> {
     const converter = new AiSdkPartConverter(this.provider);
     // What the call options hold is the same in v2 and v3: text, file, reasoning and tool-call parts, text and
     // error-text tool results, function tools only.
