@@ -159,6 +159,7 @@ describe("the filesystem toolset in a run", () => {
           llm: model,
           tools: [{ id: "fs", type: "filesystem", config: { tools: ["read_file", "delete_file"] } }],
           sandbox: { roots: [{ path: ws, mode: "rw" }] },
+          permissions: { enable: ["destructive"] },
         },
       ],
     });

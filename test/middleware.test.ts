@@ -188,7 +188,8 @@ describe("agent middleware", () => {
     const { runtime, model } = await runtimeWith([{ text: "never" }], { middleware: { agent: [refuse] } });
     const chunks = await collect(runtime.stream({ agentId: "a", sessionId: "s", inputText: "bad" }));
     expect(model.callCount).toBe(0);
-    expect(kinds(chunks)).toEqual(["run.started", "run.finished"]);
+    // The policy is computed when the run starts (SB-3), before agent middleware decides anything.
+    expect(kinds(chunks)).toEqual(["run.started", "permissions.computed", "run.finished"]);
     expect(chunks.at(-1)!.result).toMatchObject({
       finalOutput: "I cannot help with that",
       stopReason: "completed",
@@ -274,7 +275,7 @@ describe("agent middleware", () => {
     expect(model.callCount).toBe(0);
     expect(result).toMatchObject({ stopReason: "failed", error: "quota exceeded", finalOutput: null });
     expect(result.termination).toEqual({ type: "error", value: "quota exceeded" });
-    expect(kinds(chunks)).toEqual(["run.started", "run.failed", "run.finished"]);
+    expect(kinds(chunks)).toEqual(["run.started", "permissions.computed", "run.failed", "run.finished"]);
     await runtime.close();
   });
 });

@@ -1,4 +1,5 @@
 // One class on purpose: the driver is the single place every model and tool call passes through (LC-3).
+
 import { ToolError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
@@ -9,6 +10,7 @@ import { MiddlewareTermination } from "../middleware/middleware-termination.js";
 import type { ModelOutputSchema, ModelRequest } from "../models/language-model.js";
 import type { Message, ToolCall } from "../models/message.js";
 import type { Pattern, PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
+import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { accumulateUsage } from "../runtime/accumulate-usage.js";
 import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import type { RunArtifact, RunRequest } from "../runtime/run-types.js";
@@ -95,6 +97,8 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
   private resuming = false;
 
   private readonly budget: BudgetGuard;
+  /** The run's effective permission policy (SB-3); the ToolGate refuses or asks by it. */
+  policy: EffectivePolicy | undefined;
 
   constructor(
     readonly agent: ResolvedAgent,

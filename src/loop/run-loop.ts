@@ -4,6 +4,7 @@ import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { Pattern } from "../patterns/pattern.js";
+import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import {
   createRunUsage,
@@ -43,6 +44,8 @@ export interface RunLoopInput {
   stored?: StoredMarks;
   /** Decisions for the suspended calls of the checkpoint it resumes (LC-8), checked already. */
   decisions?: readonly ToolDecision[];
+  /** The run's effective permission policy (SB-3); default the agent's. */
+  policy?: EffectivePolicy;
 }
 
 export interface RunLoopOutcome {
@@ -74,11 +77,26 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
       : null;
   const writer = new CheckpointWriter(input.sessionManager, log, input.stored ?? NOTHING_STORED);
   log.emit("run.started", { resumed: input.resume !== undefined });
+  const policy = input.policy ?? agent.policy;
+  // Once per run, and only for an agent with tools: a policy over no tools decides nothing (SB-3).
+  if (policy !== undefined && agent.toolSpecs.length > 0)
+    log.emit("permissions.computed", policyEvent(policy));
   // Without agent middleware the body finishes the run itself: a parked run then holds one frame here (S3).
   if (agent.middleware.agent.length === 0) return runBody(input, request, usage, writer, durationDeadline);
   return runWithAgentMiddleware(input, usage, (bodyRequest) =>
     runBody(input, bodyRequest, usage, writer, undefined),
   ).then((attempt) => finishRun(input, writer, durationDeadline, attempt));
+}
+
+/** The `permissions.computed` payload: the rules with their sources, and the decision for each tool. */
+function policyEvent(policy: EffectivePolicy): Record<string, unknown> {
+  return {
+    agentId: policy.agentId,
+    enabled: policy.enabled,
+    skills: policy.skills,
+    rules: policy.rules,
+    tools: policy.tools,
+  };
 }
 
 /** The run's last events, once its result is final. */
@@ -163,6 +181,7 @@ async function runBody(
   );
   driver.durable = request.durable === true;
   driver.checkpoints = writer;
+  driver.policy = input.policy ?? agent.policy;
   // A pass that agent middleware runs again starts over: the stored transcript is rewritten from its start.
   if (input.resume === undefined) writer.rewind(0);
   let output: unknown = null;

@@ -2,6 +2,7 @@
 import { nearMatch } from "../config/near-match.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import type { ToolCall } from "../models/message.js";
+import type { ToolVerdict } from "../permissions/effective-policy.js";
 import type { ResumeMode } from "../runtime/run-types.js";
 import { asToolError } from "../tools/executors/safe-tool-executor.js";
 import { formatToolError, formatToolResult } from "../tools/format-tool-result.js";
@@ -84,6 +85,12 @@ export async function executeToolStage(
     }
     const admitted = admit(driver, entry, call);
     if (typeof admitted === "boolean" ? admitted : await admitted) continue;
+    // The effective permission policy first (SB-3): nothing a hook or an approval says lifts its refusal.
+    const verdict = driver.policy === undefined ? undefined : verdictOf(driver, state.toolId);
+    if (verdict?.effect === "deny") {
+      refuse(driver, state, verdict);
+      continue;
+    }
     if (maxToolCalls !== undefined && driver.ctx.usage.toolCalls + allowedCount >= maxToolCalls) {
       limitReached = true;
       fail(
@@ -94,7 +101,7 @@ export async function executeToolStage(
       );
       continue;
     }
-    const decision = needsGate(driver, entry) ? await gate(driver, entry) : undefined;
+    const decision = needsGate(driver, entry, verdict) ? await gate(driver, entry, verdict) : undefined;
     if (decision === "refused") continue;
     switch (decision?.action) {
       case undefined:
@@ -391,9 +398,32 @@ function applyValidation(
   return false;
 }
 
+/** The policy's verdict on a tool (own keys only: a tool id may be any string). */
+function verdictOf(driver: RunDriver, toolId: string): ToolVerdict | undefined {
+  const tools = driver.policy!.tools;
+  return Object.hasOwn(tools, toolId) ? tools[toolId] : undefined;
+}
+
+/**
+ * A call the effective policy refuses: a `tool.permission_denied` result the model sees, naming the rule; the
+ * run goes on (SB-3, LC-7). The call never started, so there is no `tool.started`.
+ */
+function refuse(driver: RunDriver, state: ToolCallState, verdict: ToolVerdict): void {
+  fail(
+    driver,
+    state,
+    ERROR_CODES.PERMISSION_DENIED,
+    verdict.message ?? `Tool '${state.toolId}' is refused by rule ${verdict.rule}`,
+    undefined,
+    "failed",
+    verdict.rule,
+  );
+}
+
 /** Whether the gate has anything to ask: hooks, an approval rule, or the executor's policy. */
-function needsGate(driver: RunDriver, entry: StagedCall): boolean {
+function needsGate(driver: RunDriver, entry: StagedCall, verdict: ToolVerdict | undefined): boolean {
   return (
+    verdict?.effect === "ask" ||
     driver.agent.hooks.toolGate.length > 0 ||
     entry.context!.executionSpec.approvalMode === "always" ||
     entry.tool!.requiresApproval !== undefined ||
@@ -418,8 +448,12 @@ function hasAfterExecute(driver: RunDriver, entry: StagedCall): boolean {
  * Gate hooks first (the first non-allow wins), then approval, then the executor's policy. A policy denial is
  * a refusal, not a block: it fails only this call and the run goes on ("refused").
  */
-async function gate(driver: RunDriver, entry: StagedCall): Promise<ToolGateDecision | "refused" | undefined> {
-  const verdict = await askGate(driver, entry);
+async function gate(
+  driver: RunDriver,
+  entry: StagedCall,
+  policyVerdict: ToolVerdict | undefined,
+): Promise<ToolGateDecision | "refused" | undefined> {
+  const verdict = await askGate(driver, entry, policyVerdict);
   if (verdict === "refused" || verdict?.action !== "suspend") return verdict;
   // A decision that sticks for this tool answers the suspension at once (LC-8 `always`).
   const { state } = entry;
@@ -444,10 +478,18 @@ async function gate(driver: RunDriver, entry: StagedCall): Promise<ToolGateDecis
 async function askGate(
   driver: RunDriver,
   entry: StagedCall,
+  policyVerdict: ToolVerdict | undefined,
 ): Promise<ToolGateDecision | "refused" | undefined> {
   const { state } = entry;
   const tool = entry.tool!;
   const context = entry.context!;
+  // A destructive call the config enabled still waits for an approval (merge rule 5); no hook answers for it.
+  if (policyVerdict?.effect === "ask" && !isApproval(state.resumeInput))
+    return {
+      action: "suspend",
+      reason: policyVerdict.message ?? `Tool '${state.toolId}' requires approval`,
+      resumeMode: "replay_tool_call",
+    };
   if (driver.agent.hooks.toolGate.length > 0) {
     const decision = await driver.agent.hooks.gate(driver.hookContext("toolGate", state), state);
     if (decision !== undefined) return decision;
@@ -557,7 +599,17 @@ function settleOutcome(
     if (result.metadata.cancelled === true) {
       fail(driver, state, ERROR_CODES.TOOL_CANCELLED, exception.message, durationMs, "cancelled");
     } else {
-      fail(driver, state, exception.code, exception.message, durationMs);
+      // A sandbox or permission refusal inside the tool names its rule too (SB-3).
+      const rule = (result.exception as { rule?: unknown } | undefined)?.rule;
+      fail(
+        driver,
+        state,
+        exception.code,
+        exception.message,
+        durationMs,
+        "failed",
+        typeof rule === "string" ? rule : undefined,
+      );
     }
   }
 }
@@ -577,6 +629,7 @@ function fail(
   message: string,
   durationMs?: number,
   status: "failed" | "cancelled" = "failed",
+  rule?: string,
 ): void {
   state.status = transitionToolCall(state.status, status);
   state.error = { code, message };
@@ -586,6 +639,7 @@ function fail(
     error: message,
     code,
   };
+  if (rule !== undefined) payload.rule = rule;
   if (durationMs !== undefined) payload.durationMs = durationMs;
   driver.log.emit("tool.failed", payload);
 }

@@ -10,8 +10,9 @@ import type { LoadedRunState } from "../loop/load-run-state.js";
 import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
 import { runStatusOf } from "../loop/termination.js";
 import type { Message } from "../models/message.js";
+import { policyForRun } from "../permissions/run-policy.js";
 import type { SessionManager } from "../sessions/session-manager.js";
-import type { SkillsManager } from "../skills/skills-manager.js";
+import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
 import { loadForResume, type PreparedResume } from "./prepare-resume.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 import {
@@ -70,14 +71,18 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
   // suspended frame (S3).
   // A run that goes on keeps its record untouched until it holds the session and knows it may go on.
   const saved = resume?.sameRun ? Promise.resolve() : sessionManager.saveRun(record);
+  let skillSummaries: Record<string, SessionSkillSummary> | undefined;
   return saved
     .then(() => prepareSkills(input))
+    .then((summaries) => {
+      skillSummaries = summaries;
+    })
     .then(() =>
       sessionManager.session(
         request.sessionId,
         (session) => {
           if (input.session !== undefined) input.session.token = session.token;
-          return runInSession(input, record, session.state, stored);
+          return runInSession(input, record, session.state, stored, skillSummaries);
         },
         input.reentrantToken === undefined
           ? { queueSize: agent.limits.sessionQueueSize }
@@ -115,6 +120,7 @@ function runInSession(
   record: RunRecord,
   sessionState: Record<string, unknown>,
   stored: { sequence: number },
+  skillSummaries: Record<string, SessionSkillSummary> | undefined,
 ): Promise<RunResult> {
   record.status = "running";
   const loopInput: RunLoopInput = {
@@ -125,6 +131,13 @@ function runInSession(
     sessionManager: input.sessionManager,
     sessionState,
   };
+  const { policy, policyInput } = input.agent;
+  const runPolicy = policyForRun(
+    policy !== undefined && policyInput !== undefined ? { policy, policyInput } : undefined,
+    skillSummaries,
+    sessionState,
+  );
+  if (runPolicy !== undefined) loopInput.policy = runPolicy;
   const resume = input.resume;
   let ready: Promise<unknown> | undefined;
   if (resume !== undefined) {
@@ -250,8 +263,8 @@ async function finish(
 }
 
 /** The skills manager caches per session; calling it each run is what lets `rescan()` reach live sessions. */
-async function prepareSkills(input: ExecuteRequestInput): Promise<void> {
-  await input.skills.prepareSession(input.request.sessionId, input.sessionManager);
+async function prepareSkills(input: ExecuteRequestInput): Promise<Record<string, SessionSkillSummary>> {
+  return input.skills.prepareSession(input.request.sessionId, input.sessionManager);
 }
 
 /** Each tool's `preflight` once per session before its first turn; a failure ends the run before the loop. */

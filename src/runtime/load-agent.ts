@@ -11,6 +11,7 @@ import { createModel } from "../models/create-model.js";
 import type { LanguageModel, ModelToolSpec } from "../models/language-model.js";
 import type { PatternFactory } from "../patterns/builtin-patterns.js";
 import type { Pattern } from "../patterns/pattern.js";
+import { computeEffectivePolicy, declarationOf, type PolicyInput } from "../permissions/effective-policy.js";
 import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
 import { DEFAULT_EXECUTION_SPEC, type Tool } from "../tools/tool.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
@@ -94,6 +95,14 @@ export async function loadAgent(
     description: tool.description,
     inputSchema: tool.schema(),
   }));
+  const policyInput: PolicyInput = {
+    agentId: definition.id,
+    permissions: definition.permissions,
+    sandbox: definition.sandbox,
+    tools: Object.fromEntries(
+      Object.entries(tools).map(([name, tool]) => [name, declarationOf(tool.executionSpec())]),
+    ),
+  };
   const patternName =
     (definition.pattern as { type?: string; impl?: string }).type ??
     (definition.pattern as { impl?: string }).impl;
@@ -122,6 +131,8 @@ export async function loadAgent(
     },
     memoryOnError: (definition.memory as { on_error?: "continue" | "fail" }).on_error ?? "continue",
     fingerprint: fingerprint(model, patternName ?? "react", toolSpecs),
+    policy: computeEffectivePolicy(policyInput),
+    policyInput,
   };
 }
 

@@ -6,6 +6,7 @@ import type { MiddlewareStack } from "../middleware/middleware-chain.js";
 import type { LanguageModel, ModelCallOptions, ModelToolSpec } from "../models/language-model.js";
 import type { ModelPricing } from "../models/pricing.js";
 import type { Pattern } from "../patterns/pattern.js";
+import type { EffectivePolicy, PolicyInput } from "../permissions/effective-policy.js";
 import type { Tool } from "../tools/tool.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 
@@ -37,6 +38,12 @@ export interface ResolvedAgent {
     readonly eventQueueSize: number;
   };
   readonly memoryOnError: "continue" | "fail";
+  /**
+   * The effective permission policy without loaded skills (SB-3), and what it was computed from, so a run
+   * whose session loaded skills recomputes it. Absent for an agent assembled outside `loadAgent`: no policy.
+   */
+  readonly policy?: EffectivePolicy;
+  readonly policyInput?: PolicyInput;
   /** Identifies tools, pattern and model, so a checkpoint of another agent shape is refused. */
   readonly fingerprint: string;
 }

@@ -12,6 +12,8 @@ import { CancelScope } from "../loop/cancel-scope.js";
 import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
 import { type LoadedRunState, loadRunState } from "../loop/load-run-state.js";
 import { parseCheckpointId, type RunState } from "../loop/run-state.js";
+import type { EffectivePolicy } from "../permissions/effective-policy.js";
+import { policyForRun } from "../permissions/run-policy.js";
 import { loadPlugin } from "../plugins/load-plugin.js";
 import { registerBuiltins } from "../plugins/register-builtins.js";
 import type { SessionManager } from "../sessions/session-manager.js";
@@ -600,6 +602,31 @@ export class Runtime {
     this.agents.delete(agentId);
     const loaded = await agent?.catch(() => undefined);
     await loaded?.memory.close?.();
+  }
+
+  /**
+   * The agent's effective permission policy (SB-3): every rule with its source and merge rule, and the decision
+   * for each of its tools. With a `sessionId`, the skills that session has loaded take part, as in its next run.
+   * A plain, JSON-serialisable value; loads the agent if needed.
+   *
+   * @example
+   * const policy = await runtime.getEffectivePolicy("assistant");
+   * policy.tools.delete_file; // { effect: "deny", rule: "destructive_not_enabled", source: "runtime", … }
+   */
+  async getEffectivePolicy(agentId: string, options: { sessionId?: string } = {}): Promise<EffectivePolicy> {
+    await this.ready();
+    const agent = await this.resolveAgent(agentId);
+    if (agent.policy === undefined || agent.policyInput === undefined) {
+      throw new ConfigError(`Agent '${agentId}' has no permission policy`, {
+        hint: "Agents loaded from config always have one",
+      });
+    }
+    const base = { policy: agent.policy, policyInput: agent.policyInput };
+    if (options.sessionId === undefined) return structuredClone(agent.policy);
+    const { skills, sessionManager } = this.parts;
+    const summaries = await skills.prepareSession(options.sessionId, sessionManager);
+    const state = await sessionManager.getState(options.sessionId);
+    return structuredClone(policyForRun(base, summaries, state)!);
   }
 
   /** Sessions that have run an agent in this process. */

@@ -7,7 +7,7 @@ import { nearMatch } from "../config/near-match.js";
 import { ConfigError, PluginLoadError } from "../errors/error-classes.js";
 import { getLogger } from "../logging/logger.js";
 import type { SessionManager } from "../sessions/session-manager.js";
-import { parseAllowedTools, parseSkillDocument } from "./skill-front-matter.js";
+import { parseAllowedTools, parseSkillDocument, parseSkillPermissions } from "./skill-front-matter.js";
 import type { SessionSkillSummary, SkillReference, SkillsManager } from "./skills-manager.js";
 
 /** The config of the `local` skills manager. */
@@ -52,7 +52,7 @@ const NO_SKILLS: { skills: SkillSet; summaries: Record<string, SessionSkillSumma
   summaries: Object.freeze({}) as Record<string, SessionSkillSummary>,
 };
 
-const FRONT_MATTER_KEYS = new Set(["name", "description", "allowed-tools", "entry"]);
+const FRONT_MATTER_KEYS = new Set(["name", "description", "allowed-tools", "permissions", "entry"]);
 
 /**
  * Skills from directories on disk: each `<search path>/<skill>/SKILL.md` with YAML front matter (`name`
@@ -248,6 +248,7 @@ function summariesOf(skills: SkillSet): Record<string, SessionSkillSummary> {
       allowedTools: [...summary.allowedTools],
       metadata: { ...summary.metadata },
     };
+    if (summary.permissions !== undefined) summaries[name]!.permissions = [...summary.permissions];
   }
   return summaries;
 }
@@ -309,14 +310,22 @@ async function readSkill(root: string, directoryName: string): Promise<Discovere
     getLogger().warn(`skills: "entry" in ${skillFile} is not a string; the skill cannot be run`);
   }
   const description = frontMatter.description;
+  const summary: SessionSkillSummary = {
+    name,
+    description: description === undefined || description === null ? "" : String(description),
+    allowedTools: parseAllowedTools(frontMatter["allowed-tools"]),
+    path: skillDir,
+    metadata,
+  };
+  const permissions = parseSkillPermissions(frontMatter.permissions);
+  if (permissions.unknown.length > 0) {
+    getLogger().warn(
+      `skills: "permissions" in ${skillFile} names ${permissions.unknown.join(", ")}; a skill may request destructive, shell or network`,
+    );
+  }
+  if (permissions.requests.length > 0) summary.permissions = permissions.requests;
   return {
-    summary: {
-      name,
-      description: description === undefined || description === null ? "" : String(description),
-      allowedTools: parseAllowedTools(frontMatter["allowed-tools"]),
-      path: skillDir,
-      metadata,
-    },
+    summary,
     entry: typeof rawEntry === "string" && rawEntry.trim() !== "" ? rawEntry.trim() : undefined,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseAllowedTools, parseSkillDocument } from "./skill-front-matter.js";
+import { parseAllowedTools, parseSkillDocument, parseSkillPermissions } from "./skill-front-matter.js";
 
 describe("parseSkillDocument", () => {
   it("splits YAML front matter from the body", () => {
@@ -41,5 +41,23 @@ describe("parseAllowedTools", () => {
     ]);
     expect(parseAllowedTools(undefined)).toEqual([]);
     expect(parseAllowedTools(null)).toEqual([]);
+  });
+});
+
+describe("parseSkillPermissions", () => {
+  it("reads a list, a string or {enable}, and reports unknown names", () => {
+    expect(parseSkillPermissions(["network", "shell"])).toEqual({
+      requests: ["network", "shell"],
+      unknown: [],
+    });
+    expect(parseSkillPermissions("network, Destructive")).toEqual({
+      requests: ["network", "destructive"],
+      unknown: [],
+    });
+    expect(parseSkillPermissions({ enable: ["shell", "root"] })).toEqual({
+      requests: ["shell"],
+      unknown: ["root"],
+    });
+    expect(parseSkillPermissions(undefined)).toEqual({ requests: [], unknown: [] });
   });
 });

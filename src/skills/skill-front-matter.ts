@@ -33,3 +33,32 @@ export function parseAllowedTools(value: unknown): string[] {
     .split(/[\s,]+/)
     .filter((item) => item.length > 0);
 }
+
+/** The capabilities a skill may request in its front matter (`permissions`), as the policy names them. */
+const REQUESTABLE = ["destructive", "shell", "network"] as const;
+export type SkillCapabilityRequest = (typeof REQUESTABLE)[number];
+
+/**
+ * A skill's `permissions` front matter: the capabilities it requests (SB-3, seed 002 "loaded skill permission
+ * declarations"). A list (`permissions: [network]`), one string (`permissions: network shell`) or a mapping
+ * with `enable` (`permissions: {enable: [network]}`). A request never grants anything: the effective policy
+ * admits it only when the agent's config enables the capability. Unknown names come back in `unknown`.
+ */
+export function parseSkillPermissions(value: unknown): {
+  requests: SkillCapabilityRequest[];
+  unknown: string[];
+} {
+  const raw =
+    typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as { enable?: unknown }).enable
+      : value;
+  const requests: SkillCapabilityRequest[] = [];
+  const unknown: string[] = [];
+  for (const item of parseAllowedTools(raw)) {
+    const name = item.toLowerCase();
+    if ((REQUESTABLE as readonly string[]).includes(name)) {
+      if (!requests.includes(name as SkillCapabilityRequest)) requests.push(name as SkillCapabilityRequest);
+    } else unknown.push(item);
+  }
+  return { requests, unknown };
+}

@@ -4,6 +4,8 @@ export interface SessionSkillSummary {
   name: string;
   description: string;
   allowedTools: string[];
+  /** Capabilities the skill requests (`permissions` front matter); present only when it declares some. */
+  permissions?: ("destructive" | "shell" | "network")[];
   path: string;
   metadata: Record<string, unknown>;
 }

@@ -2,7 +2,7 @@ import type { RunContext } from "../loop/run-context.js";
 
 export type JsonSchema = Record<string, unknown>;
 
-export type SideEffects = "none" | "read" | "write" | "destructive" | "network" | "unknown";
+export type SideEffects = "none" | "read" | "write" | "destructive" | "network" | "shell" | "unknown";
 
 /** How a tool may be scheduled, interrupted and approved (TL-2). */
 export interface ToolExecutionSpec {
