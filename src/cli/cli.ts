@@ -7,6 +7,7 @@ import type { RunStatus } from "../runtime/run-types.js";
 import { checkpointsCommand } from "./commands/checkpoints.js";
 import { decideCommand, pendingCommand } from "./commands/decide.js";
 import type { Prompt } from "./commands/follow-decision.js";
+import { policyCommand } from "./commands/policy.js";
 import { resumeCommand } from "./commands/resume.js";
 import { describeError, runCommand } from "./commands/run.js";
 import { runsCommand } from "./commands/runs.js";
@@ -59,6 +60,11 @@ const COMMANDS = {
     ...JSON_FLAGS,
   },
   pending: JSON_FLAGS,
+  policy: {
+    agent: { type: "string" },
+    session: { type: "string" },
+    ...JSON_FLAGS,
+  },
 } as const;
 
 type CommandName = keyof typeof COMMANDS;
@@ -77,6 +83,7 @@ Usage:
   keel decide <config> <runId> <toolCallId> approve|deny|result
               [--value JSON] [--reason TEXT] [--always] [--json]
   keel pending <config> <runId> [--json]
+  keel policy <config> [--agent ID] [--session ID] [--json]
   keel help | --help
   keel --version
 
@@ -90,6 +97,8 @@ Commands:
   decide       Decide a call a suspended run waits on — approve it, deny it, or give its result — from any
                shell, and stream the run as it goes on as run does (it waits again while calls are undecided)
   pending      List the calls a suspended run waits on: id, tool, arguments and reason
+  policy       Show an agent's effective permission policy: each rule with its source (runtime, config,
+               skill, sandbox) and merge rule, and each tool's decision with the rule that made it
 
 Options for run:
   --agent ID     The agent to run (default: the config's first agent)
@@ -104,6 +113,11 @@ Options for decide:
   --value JSON   approve: the value the call resumes with; result: the call's result (required)
   --reason TEXT  Why, recorded with the decision (a denied call's result tells the model)
   --always       Apply the same approve or deny to the tool's later calls in this run
+
+Options for policy:
+  --agent ID     The agent (default: the config's first agent)
+  --session ID   Include the skills this session has loaded
+  --json         Print the policy as one JSON value (what runtime.getEffectivePolicy returns)
 
 Exit codes: 0 completed, 2 suspended (a tool call awaits approval), 1 any other outcome or error.
   checkpoints, resume, decide and pending also exit 2 for a run or checkpoint the store does not know,
@@ -176,6 +190,17 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       configPath: positionals[0]!,
       ...(typeof values.session === "string" ? { sessionId: values.session } : {}),
       ...(status === undefined ? {} : { status: status as RunStatus }),
+      json: values.json === true,
+      stdout: io.stdout,
+    });
+  }
+  if (command === "policy") {
+    if (positionals.length !== 1)
+      throw new UsageError("Usage: keel policy <config> [--agent ID] [--session ID] [--json]");
+    return policyCommand({
+      configPath: positionals[0]!,
+      ...(typeof values.agent === "string" ? { agentId: values.agent } : {}),
+      ...(typeof values.session === "string" ? { sessionId: values.session } : {}),
       json: values.json === true,
       stdout: io.stdout,
     });
