@@ -11,6 +11,7 @@ import { registerSqliteStore } from "../stores/sqlite/register-sqlite-store.js";
 import { agentToolPlugin } from "../tools/agent-as-tool.js";
 import { registerToolExecutorBuiltins } from "../tools/executors/builtin-tool-executors.js";
 import { registerFilesystemBuiltins } from "../toolsets/filesystem/filesystem-toolset.js";
+import { httpRequestToolPlugin } from "../toolsets/network/http-request-tool.js";
 import { registerBuiltin } from "./plugin-registry.js";
 
 let done = false;
@@ -33,4 +34,5 @@ export function registerBuiltins(): void {
   registerRuntimeBuiltins();
   registerBuiltin(agentToolPlugin);
   registerFilesystemBuiltins();
+  registerBuiltin(httpRequestToolPlugin);
 }
