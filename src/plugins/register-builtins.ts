@@ -12,6 +12,7 @@ import { agentToolPlugin } from "../tools/agent-as-tool.js";
 import { registerToolExecutorBuiltins } from "../tools/executors/builtin-tool-executors.js";
 import { registerFilesystemBuiltins } from "../toolsets/filesystem/filesystem-toolset.js";
 import { httpRequestToolPlugin } from "../toolsets/network/http-request-tool.js";
+import { shellExecToolPlugin } from "../toolsets/shell/shell-exec-tool.js";
 import { registerBuiltin } from "./plugin-registry.js";
 
 let done = false;
@@ -35,4 +36,5 @@ export function registerBuiltins(): void {
   registerBuiltin(agentToolPlugin);
   registerFilesystemBuiltins();
   registerBuiltin(httpRequestToolPlugin);
+  registerBuiltin(shellExecToolPlugin);
 }
