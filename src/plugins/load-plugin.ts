@@ -30,6 +30,8 @@ export interface LoadPluginOptions {
   runtime?: unknown;
   /** The agent it is loaded for, handed to factories as `context.agent`. */
   agent?: PluginAgentContext;
+  /** The config entry's `id`, handed to factories as `context.id`. */
+  id?: string;
 }
 
 /** A config ref: a plain object naming a builtin `type` or an `impl`. Anything else is a ready instance. */
@@ -64,6 +66,7 @@ export async function loadPlugin<T = unknown>(
     runtime: options.runtime,
   };
   if (options.agent !== undefined) context.agent = options.agent;
+  if (options.id !== undefined) context.id = options.id;
   let value: unknown;
   if (!isPluginRef(ref)) {
     value = ref;

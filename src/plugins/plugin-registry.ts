@@ -29,6 +29,8 @@ export interface PluginFactoryContext {
   runtime?: unknown;
   /** The agent a tool is loaded for: its id and the parts of its config tools obey (SB-2, SB-3). */
   agent?: PluginAgentContext;
+  /** The config entry's `id` (a `tools` entry's), for plugins that name things after it (the `mcp` toolset). */
+  id?: string;
 }
 
 /** What a tool plugin learns of its agent's config. */

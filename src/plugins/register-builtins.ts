@@ -1,5 +1,6 @@
 import { registerContextAssemblerBuiltins } from "../context/builtin-context-assemblers.js";
 import { registerEventBusBuiltins } from "../events/builtin-event-buses.js";
+import { mcpToolPlugin } from "../mcp/mcp-toolset.js";
 import { registerMemoryBuiltins } from "../memory/builtin-memories.js";
 import { registerPatternBuiltins } from "../patterns/builtin-patterns.js";
 import { registerRuntimeBuiltins } from "../runtime/builtin-runtimes.js";
@@ -35,6 +36,8 @@ export function registerBuiltins(): void {
   registerRuntimeBuiltins();
   registerBuiltin(agentToolPlugin);
   registerFilesystemBuiltins();
+  // Its module imports @modelcontextprotocol/sdk only when an mcp tool is built.
+  registerBuiltin(mcpToolPlugin);
   registerBuiltin(httpRequestToolPlugin);
   registerBuiltin(shellExecToolPlugin);
 }

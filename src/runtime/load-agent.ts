@@ -50,6 +50,7 @@ export async function loadAgent(
         label: entryLabel,
         runtime: options.runtime,
         agent,
+        id: ref.id,
       });
       // A toolset contributes several tools under their own names (SB-1).
       for (const [name, tool] of toolsOfEntry(loaded, ref.id, entryLabel)) {
