@@ -348,6 +348,28 @@ describe("MCP toolset over streamable HTTP", () => {
     }
   });
 
+  it("a call past timeout_ms is a tool.timeout; a closed toolset refuses calls", async () => {
+    const set = await toolset({ server: { transport: "http", url: server.url }, timeoutMs: 100 });
+    await expect(tool(set, "slow").invoke({ ms: 400, tag: "late" }, ctx())).rejects.toMatchObject({
+      code: "tool.timeout",
+    });
+    expect(events("tool.mcp.call").at(-1)?.payload).toMatchObject({
+      success: false,
+      error: "McpError -32001",
+    });
+    await set.close();
+    await expect(tool(set, "echo").invoke({ message: "x" }, ctx())).rejects.toThrow(/closed/);
+  });
+
+  it("a server that cannot be reached fails to load with the reason; the connect event says so", async () => {
+    await expect(
+      toolset({
+        server: { transport: "stdio", command: path.join(here, "no-such-server"), stderr: "ignore" },
+      }),
+    ).rejects.toMatchObject({ code: "tool.error", message: expect.stringContaining("Could not connect") });
+    expect(events("tool.mcp.connect").at(-1)?.payload).toMatchObject({ success: false, mode: "per_call" });
+  });
+
   it("closing leaves no sockets open on the server", async () => {
     const own = await startHttpServer();
     try {
