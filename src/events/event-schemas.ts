@@ -228,7 +228,12 @@ const ROWS: readonly SchemaRow[] = [
     "`reload()` re-read the config file and replaced the agent definitions.",
   ],
   ["agent.reloaded", "agentId", "", "`reloadAgent()` re-read one agent's definition and dropped its caches."],
-  ["permissions.computed", "rules", "", "An agent's effective permission rules were computed for a run."],
+  [
+    "permissions.computed",
+    "rules",
+    "agentId enabled skills tools",
+    "An agent's effective permission policy was computed for a run: its rules and each tool's verdict.",
+  ],
 ];
 
 function toSchema([name, required, optional, description]: SchemaRow): EventSchema {
