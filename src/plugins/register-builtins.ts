@@ -12,8 +12,10 @@ import { registerSqliteStore } from "../stores/sqlite/register-sqlite-store.js";
 import { agentToolPlugin } from "../tools/agent-as-tool.js";
 import { registerToolExecutorBuiltins } from "../tools/executors/builtin-tool-executors.js";
 import { registerFilesystemBuiltins } from "../toolsets/filesystem/filesystem-toolset.js";
+import { memoryToolsetPlugin, memoryToolsToolsetPlugin } from "../toolsets/memory/memory-toolset.js";
 import { httpRequestToolPlugin } from "../toolsets/network/http-request-tool.js";
 import { shellExecToolPlugin } from "../toolsets/shell/shell-exec-tool.js";
+import { skillsToolPlugins, skillsToolsetPlugin } from "../toolsets/skills/skills-toolset.js";
 import { registerBuiltin } from "./plugin-registry.js";
 
 let done = false;
@@ -40,4 +42,8 @@ export function registerBuiltins(): void {
   registerBuiltin(mcpToolPlugin);
   registerBuiltin(httpRequestToolPlugin);
   registerBuiltin(shellExecToolPlugin);
+  registerBuiltin(skillsToolsetPlugin);
+  for (const plugin of skillsToolPlugins) registerBuiltin(plugin);
+  registerBuiltin(memoryToolsetPlugin);
+  registerBuiltin(memoryToolsToolsetPlugin);
 }
