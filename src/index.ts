@@ -219,5 +219,30 @@ export {
   type FilesystemToolsetOptions,
 } from "./toolsets/filesystem/filesystem-toolset.js";
 export type { GrepFilesData, GrepLimits, GrepMatch } from "./toolsets/filesystem/grep-files-tool.js";
+export {
+  isMemoryProvider,
+  type MemoryEntry,
+  type MemoryHit,
+  type MemoryProvider,
+  type MemorySearchInput,
+  type MemoryWriteInput,
+  rankByTokenOverlap,
+  SESSION_MEMORY_STATE_KEY,
+  SessionStoreMemoryProvider,
+} from "./toolsets/memory/memory-provider.js";
+export {
+  createMemoryToolset,
+  MEMORY_CANDIDATE_KIND,
+  MEMORY_WRITE_DISABLED_CODE,
+  MEMORY_WRITE_MODES,
+  type MemoryToolsetOptions,
+  MemoryWriteDisabledError,
+  type MemoryWriteMode,
+} from "./toolsets/memory/memory-toolset.js";
+export {
+  createSkillsToolset,
+  SKILL_NOT_FOUND_CODE,
+  type SkillsToolsetOptions,
+} from "./toolsets/skills/skills-toolset.js";
 
 export const VERSION = "0.1.0";
