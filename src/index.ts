@@ -124,6 +124,13 @@ export { ReactPattern } from "./patterns/react-pattern.js";
 export { isPluginRef, type LoadPluginOptions, loadPlugin } from "./plugins/load-plugin.js";
 export type { PluginDefinition, PluginFactoryContext, PluginKind } from "./plugins/plugin-registry.js";
 export * from "./plugins/seam-registries.js";
+export {
+  DEFAULT_LARGE_OUTPUT_BYTES,
+  type OffloadedOutput,
+  offloadLargeOutput,
+  TOOL_OUTPUT_KIND,
+} from "./run-folders/large-output.js";
+export { RunFolder, summarizePayload, summarizeValue, type ToolLogLine } from "./run-folders/run-folder.js";
 export { runAgent, runAgentDetailed, streamAgent } from "./runtime/run-agent.js";
 export type {
   CostBreakdown,

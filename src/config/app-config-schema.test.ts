@@ -129,7 +129,7 @@ describe("unknown keys", () => {
       {
         path: "agents[0].runtime.zzz",
         message: "unknown key 'zzz'",
-        hint: "Valid keys here: max_steps, step_timeout_ms, session_queue_size, event_queue_size.",
+        hint: "Valid keys here: max_steps, step_timeout_ms, session_queue_size, event_queue_size, run_folders.",
       },
     ]);
   });

@@ -148,6 +148,13 @@ export const RuntimeOptionsSchema = z.strictObject({
   step_timeout_ms: positiveInt.default(30_000),
   session_queue_size: positiveInt.default(1000),
   event_queue_size: positiveInt.default(2000),
+  /**
+   * Run folders (SB-6, decision 0007): `true` or `{root_dir?}` makes `<root_dir>/runs/<run-id>/` for each run
+   * (`root_dir` relative to the config's directory, default that directory); absent or `false`: none.
+   */
+  run_folders: z
+    .union([z.boolean(), z.strictObject({ root_dir: z.string().trim().min(1).optional() })])
+    .optional(),
 });
 
 /** Retries of model calls (LM-2). */

@@ -11,6 +11,8 @@ import type { ModelOutputSchema, ModelRequest } from "../models/language-model.j
 import type { Message, ToolCall } from "../models/message.js";
 import type { Pattern, PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
+import { DEFAULT_LARGE_OUTPUT_BYTES } from "../run-folders/large-output.js";
+import type { RunFolder } from "../run-folders/run-folder.js";
 import { accumulateUsage } from "../runtime/accumulate-usage.js";
 import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import type { RunArtifact, RunRequest } from "../runtime/run-types.js";
@@ -99,6 +101,8 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
   private readonly budget: BudgetGuard;
   /** The run's effective permission policy (SB-3); the ToolGate refuses or asks by it. */
   policy: EffectivePolicy | undefined;
+  /** The run's folder when the agent keeps run folders (SB-6); undefined costs the tool stage one check. */
+  runFolder: RunFolder | undefined = undefined;
 
   constructor(
     readonly agent: ResolvedAgent,
@@ -110,6 +114,16 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
     readonly request: RunRequest = ctx.runRequest,
   ) {
     this.budget = new BudgetGuard(limits, ctx, log, agent.model, agent.pricing);
+  }
+
+  /** The run folder's `workspace/`, which the sandbox uses as the run's workspace (SB-6). */
+  get workspaceDir(): string | undefined {
+    return this.runFolder?.workspaceDir;
+  }
+
+  /** Tool data over this many bytes becomes a run artifact (SB-5). */
+  get largeOutputBytes(): number {
+    return this.agent.largeOutputBytes ?? DEFAULT_LARGE_OUTPUT_BYTES;
   }
 
   get functionInvocationKwargs(): Record<string, unknown> | undefined {

@@ -5,6 +5,7 @@ import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { Pattern } from "../patterns/pattern.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
+import type { RunFolder } from "../run-folders/run-folder.js";
 import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import {
   createRunUsage,
@@ -46,6 +47,8 @@ export interface RunLoopInput {
   decisions?: readonly ToolDecision[];
   /** The run's effective permission policy (SB-3); default the agent's. */
   policy?: EffectivePolicy;
+  /** The run's folder (SB-6), when the agent keeps run folders. */
+  runFolder?: RunFolder;
 }
 
 export interface RunLoopOutcome {
@@ -182,6 +185,7 @@ async function runBody(
   driver.durable = request.durable === true;
   driver.checkpoints = writer;
   driver.policy = input.policy ?? agent.policy;
+  if (input.runFolder !== undefined) driver.runFolder = input.runFolder;
   // A pass that agent middleware runs again starts over: the stored transcript is rewritten from its start.
   if (input.resume === undefined) writer.rewind(0);
   let output: unknown = null;

@@ -13,6 +13,8 @@ export interface ToolCallHost {
   readonly scope: CancelScope;
   /** The run's `functionInvocationKwargs` (CX-1): only tools and function middleware see them. */
   readonly functionInvocationKwargs: Record<string, unknown> | undefined;
+  /** The run folder's `workspace/` when the run keeps one (SB-6). */
+  readonly workspaceDir?: string | undefined;
   /** Emit a `tool.delta` for a call. */
   emitToolDelta(toolCallId: string, toolId: string, text: string): void;
 }
@@ -71,6 +73,9 @@ export class ToolCallContext implements ToolContext, ToolExecutionRequest {
   // ── ToolContext ──
   get arguments(): Record<string, unknown> {
     return this.params;
+  }
+  get workspaceDir(): string | undefined {
+    return this.host.workspaceDir;
   }
   get kwargs(): Record<string, unknown> {
     return this.host.functionInvocationKwargs ?? EMPTY;

@@ -3,6 +3,8 @@ import { nearMatch } from "../config/near-match.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import type { ToolCall } from "../models/message.js";
 import type { ToolVerdict } from "../permissions/effective-policy.js";
+import { offloadLargeOutput } from "../run-folders/large-output.js";
+import { summarizeValue, type ToolLogLine } from "../run-folders/run-folder.js";
 import type { ResumeMode } from "../runtime/run-types.js";
 import { asToolError } from "../tools/executors/safe-tool-executor.js";
 import { formatToolError, formatToolResult } from "../tools/format-tool-result.js";
@@ -614,12 +616,66 @@ function settleOutcome(
   }
 }
 
-function succeed(driver: RunDriver, entry: StagedCall, data: unknown, durationMs: number): void {
+function succeed(driver: RunDriver, entry: StagedCall, output: unknown, durationMs: number): void {
   const { state } = entry;
   state.status = transitionToolCall(state.status, "succeeded");
+  // A large output becomes a run artifact before anything records it: the transcript, the events and the
+  // logs see only its reference (SB-5).
+  let data = output;
+  const large = offloadLargeOutput(
+    output,
+    driver.largeOutputBytes,
+    { toolCallId: state.id, toolId: state.toolId },
+    driver.runFolder,
+  );
+  if (large !== undefined) {
+    data = large.result;
+    driver.ctx.artifacts.push(large.artifact);
+    driver.log.emit("artifact", {
+      name: large.artifact.name,
+      kind: large.artifact.kind,
+      payload: large.result.artifacts[large.result.artifacts.length - 1],
+    });
+  }
   state.result = data;
   driver.ctx.toolResults.push({ toolCallId: state.id, toolId: state.toolId, result: data, success: true });
   driver.log.emit("tool.completed", { toolCallId: state.id, toolId: state.toolId, result: data, durationMs });
+  if (driver.runFolder !== undefined) logCall(driver, state, "succeeded", durationMs, data);
+}
+
+/** A finished call's line in the run folder's `tools.jsonl` (and `errors.jsonl`), SB-6. */
+function logCall(
+  driver: RunDriver,
+  state: ToolCallState,
+  status: ToolLogLine["status"],
+  durationMs: number,
+  data: unknown,
+  rule?: string,
+): void {
+  const line: ToolLogLine = {
+    toolCallId: state.id,
+    toolId: state.toolId,
+    toolset: driver.agent.toolsets?.[state.toolId] ?? null,
+    status,
+    startedAt: new Date(Date.now() - durationMs).toISOString(),
+    durationMs,
+    summary: status === "succeeded" ? summarizeValue(data) : summarizeValue(state.error?.message ?? ""),
+    artifacts: isToolResultLike(data) ? data.artifacts : [],
+  };
+  if (status !== "succeeded") {
+    line.error = {
+      code: state.error?.code ?? ERROR_CODES.TOOL_ERROR,
+      message: state.error?.message ?? "failed",
+    };
+    if (rule !== undefined) line.error.rule = rule;
+  }
+  driver.runFolder!.recordTool(line);
+}
+
+function isToolResultLike(value: unknown): value is { artifacts: ToolLogLine["artifacts"] } {
+  return (
+    typeof value === "object" && value !== null && Array.isArray((value as { artifacts?: unknown }).artifacts)
+  );
 }
 
 function fail(
@@ -642,6 +698,7 @@ function fail(
   if (rule !== undefined) payload.rule = rule;
   if (durationMs !== undefined) payload.durationMs = durationMs;
   driver.log.emit("tool.failed", payload);
+  if (driver.runFolder !== undefined) logCall(driver, state, status, durationMs ?? 0, undefined, rule);
 }
 
 function suspend(

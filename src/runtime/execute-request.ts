@@ -11,6 +11,7 @@ import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
 import { runStatusOf } from "../loop/termination.js";
 import type { Message } from "../models/message.js";
 import { policyForRun } from "../permissions/run-policy.js";
+import { RunFolder } from "../run-folders/run-folder.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
 import { loadForResume, type PreparedResume } from "./prepare-resume.js";
@@ -65,8 +66,8 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
   if (request.parentRunId !== undefined) record.parentRunId = request.parentRunId;
   const resume = input.resume;
   if (resume !== undefined && !resume.sameRun) record.parentRunId = resume.fromRunId;
-  // What the run already stored (a durable run's checkpoints stored its events as it went).
-  const stored = { sequence: 0 };
+  // What the run already stored (a durable run's checkpoints stored its events as it went), and its folder.
+  const stored: { sequence: number; folder?: RunFolder } = { sequence: 0 };
   // A chain rather than an async function: a run parked on a tool then holds pending reactions here, not a
   // suspended frame (S3).
   // A run that goes on keeps its record untouched until it holds the session and knows it may go on.
@@ -96,7 +97,7 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
       }
       return failedBeforeLoop(input, error);
     })
-    .then((result) => finish(input, record, result, stored.sequence));
+    .then((result) => finish(input, record, result, stored));
 }
 
 /** Decisions are checked again once the session is held: another process may have decided meanwhile. */
@@ -119,10 +120,13 @@ function runInSession(
   input: ExecuteRequestInput,
   record: RunRecord,
   sessionState: Record<string, unknown>,
-  stored: { sequence: number },
+  stored: { sequence: number; folder?: RunFolder },
   skillSummaries: Record<string, SessionSkillSummary> | undefined,
 ): Promise<RunResult> {
   record.status = "running";
+  // Run folders (SB-6): made once the run holds its session; a folder that cannot be made fails the run.
+  const folders = input.agent.runFolders;
+  if (folders !== undefined) stored.folder = new RunFolder(folders.rootDir, input.request.runId).open();
   const loopInput: RunLoopInput = {
     agent: input.agent,
     request: input.request,
@@ -138,6 +142,7 @@ function runInSession(
     sessionState,
   );
   if (runPolicy !== undefined) loopInput.policy = runPolicy;
+  if (stored.folder !== undefined) loopInput.runFolder = stored.folder;
   const resume = input.resume;
   let ready: Promise<unknown> | undefined;
   if (resume !== undefined) {
@@ -242,10 +247,12 @@ async function finish(
   input: ExecuteRequestInput,
   record: RunRecord,
   result: RunResult,
-  storedSequence: number,
+  stored: { sequence: number; folder?: RunFolder },
 ): Promise<RunResult> {
   const { log, request, sessionManager } = input;
+  const storedSequence = stored.sequence;
   log.close();
+  stored.folder?.writeEvents(log.events);
   record.status = runStatusOf(result.termination);
   record.stopReason = result.stopReason;
   record.termination = result.termination;

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import path from "node:path";
 import type { AgentDefinition } from "../config/app-config-schema.js";
 import type { ContextAssembler } from "../context/context-assembler.js";
 import { ConfigError } from "../errors/error-classes.js";
@@ -13,6 +14,7 @@ import type { PatternFactory } from "../patterns/builtin-patterns.js";
 import type { Pattern } from "../patterns/pattern.js";
 import { computeEffectivePolicy, declarationOf, type PolicyInput } from "../permissions/effective-policy.js";
 import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
+import { DEFAULT_LARGE_OUTPUT_BYTES } from "../run-folders/large-output.js";
 import { DEFAULT_EXECUTION_SPEC, type Tool } from "../tools/tool.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import { toolsOfEntry } from "../tools/toolset.js";
@@ -39,6 +41,7 @@ export async function loadAgent(
     pricing,
   } = createModel(definition.llm as Parameters<typeof createModel>[0]);
   const tools: Record<string, Tool> = {};
+  const toolsets: Record<string, string> = {};
   const agent = { id: definition.id, sandbox: definition.sandbox, permissions: definition.permissions };
   for (const entry of definition.tools) {
     if (isPluginRef(entry)) {
@@ -60,6 +63,7 @@ export async function loadAgent(
           });
         }
         tools[name] = normalizeTool(tool, name);
+        toolsets[name] = ref.id;
       }
     } else {
       const tool = entry as Tool;
@@ -131,6 +135,9 @@ export async function loadAgent(
       eventQueueSize: definition.runtime.event_queue_size,
     },
     memoryOnError: (definition.memory as { on_error?: "continue" | "fail" }).on_error ?? "continue",
+    toolsets,
+    largeOutputBytes: definition.sandbox?.large_output_bytes ?? DEFAULT_LARGE_OUTPUT_BYTES,
+    ...runFoldersOf(definition.runtime.run_folders, baseDir),
     fingerprint: fingerprint(model, patternName ?? "react", toolSpecs),
     policy: computeEffectivePolicy(policyInput),
     policyInput,
@@ -192,4 +199,14 @@ function fingerprint(model: LanguageModel, pattern: string, tools: readonly Mode
     hash.update(`${tool.name}:${JSON.stringify(tool.inputSchema)}\n`);
   }
   return hash.digest("hex").slice(0, 16);
+}
+
+/** `runtime.run_folders` as the root run folders are made under (decision 0007). */
+function runFoldersOf(
+  option: boolean | { root_dir?: string | undefined } | undefined,
+  baseDir: string,
+): { runFolders?: { rootDir: string } } {
+  if (option === undefined || option === false) return {};
+  const rootDir = option === true || option.root_dir === undefined ? baseDir : option.root_dir;
+  return { runFolders: { rootDir: path.resolve(baseDir, rootDir) } };
 }

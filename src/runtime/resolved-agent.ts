@@ -38,6 +38,12 @@ export interface ResolvedAgent {
     readonly eventQueueSize: number;
   };
   readonly memoryOnError: "continue" | "fail";
+  /** Tool name → the config entry (toolset) id it was loaded from; tools given as code are absent. */
+  readonly toolsets?: Readonly<Record<string, string>>;
+  /** `sandbox.large_output_bytes` (SB-5); absent: 16 KiB. */
+  readonly largeOutputBytes?: number;
+  /** Run folders (SB-6): where `runs/<run-id>/` is made for each run; absent: no run folders. */
+  readonly runFolders?: { readonly rootDir: string };
   /**
    * The effective permission policy without loaded skills (SB-3), and what it was computed from, so a run
    * whose session loaded skills recomputes it. Absent for an agent assembled outside `loadAgent`: no policy.

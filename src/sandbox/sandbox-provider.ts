@@ -2,7 +2,7 @@ import path from "node:path";
 import type { SandboxConfig } from "../config/app-config-schema.js";
 import { Sandbox, type SandboxLimits, type SandboxOptions, type SandboxRootOptions } from "./sandbox.js";
 
-/** What a sandbox needs of a tool call: the run, and the run's workspace once run folders provide it (SB-6). */
+/** What a sandbox needs of a tool call: the run, and the run folder's workspace when there is one (SB-6). */
 export interface WorkspaceContext {
   readonly runId: string;
   /** The run's `workspace/` directory, when the runtime keeps run folders. */
@@ -40,8 +40,8 @@ export function sandboxSettingsFromConfig(
 }
 
 /**
- * The run's workspace until run folders exist (SB-6): the `workspaceDir` the context carries, else
- * `<baseDir>/runs/<run-id>/workspace`, the layout SB-6 names.
+ * The run's workspace: the `workspaceDir` a run folder puts on the context (SB-6, `runtime.run_folders`), else
+ * `<baseDir>/runs/<run-id>/workspace`, the same layout without the rest of the run folder.
  */
 export function defaultWorkspaceDir(context: WorkspaceContext, baseDir: string): string {
   if (typeof context.workspaceDir === "string" && context.workspaceDir !== "") return context.workspaceDir;

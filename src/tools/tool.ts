@@ -50,6 +50,8 @@ export interface ToolContext extends RunContext {
   readonly signal: AbortSignal;
   /** The decision value when this call is replayed after a suspension. */
   readonly resumeInput: unknown;
+  /** The run folder's `workspace/` when the run keeps run folders (SB-6); the sandbox's workspace then. */
+  readonly workspaceDir?: string | undefined;
   /** Stream a piece of text out as a `tool.delta` event. */
   emitDelta(text: string): void;
 }
