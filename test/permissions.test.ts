@@ -300,4 +300,52 @@ describe("skills in the policy", () => {
     expect(events.find((event) => event.kind === "permissions.computed")!.payload.skills).toEqual(["reader"]);
     await runtime.close();
   });
+
+  it("a skill loaded during a run narrows the calls after it in the same run, and the policy is logged again", async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "before.txt", content: "x" } }] },
+      { toolCalls: [{ id: "k", name: "load_skill", arguments: { name: "reader" } }] },
+      {
+        toolCalls: [
+          { id: "w2", name: "write_file", arguments: { path: "after.txt", content: "x" } },
+          { id: "r", name: "read_file", arguments: { path: "old.txt" } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const runtime = await agentRuntime(
+      model,
+      {
+        tools: [
+          { id: "fs", type: "filesystem", config: { tools: ["read_file", "write_file"] } },
+          { id: "sk", type: "skills" },
+        ],
+      },
+      { skills: { type: "local", config: { search_paths: [skillsDir] } } },
+    );
+    const events = recordEvents(runtime);
+    const result = await runtime.runDetailed({ agentId: "a", sessionId: "mid", inputText: "go" });
+    expect(result.stopReason).toBe("completed");
+    expect(existsSync(path.join(ws, "before.txt"))).toBe(true);
+    expect(existsSync(path.join(ws, "after.txt"))).toBe(false);
+    const [write, read] = toolMessages(model.requests[3]!.messages).slice(-2);
+    expect(JSON.parse(write!.content as string).error.message).toContain("skill.allowed_tools");
+    expect(JSON.parse(read!.content as string).ok).toBe(true);
+
+    const computed = events.filter((event) => event.kind === "permissions.computed");
+    expect(computed.map((event) => [event.payload.reason, event.payload.skills])).toEqual([
+      ["run_started", []],
+      ["skill_loaded", ["reader"]],
+    ]);
+    expect(computed[1]!.payload.tools).toMatchObject({
+      write_file: { effect: "deny", rule: "skill.allowed_tools" },
+    });
+    // It was logged after load_skill finished and before the next model call.
+    const kinds = events.map((event) => `${event.kind}:${String(event.payload.toolCallId ?? "")}`);
+    expect(kinds.indexOf("permissions.computed:")).toBeLessThan(kinds.indexOf("tool.completed:k"));
+    expect(kinds.lastIndexOf("permissions.computed:")).toBeGreaterThan(kinds.indexOf("tool.completed:k"));
+    // The next run starts from the session's loaded skills.
+    expect((await runtime.getEffectivePolicy("a", { sessionId: "mid" })).skills).toEqual(["reader"]);
+    await runtime.close();
+  });
 });

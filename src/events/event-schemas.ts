@@ -231,8 +231,8 @@ const ROWS: readonly SchemaRow[] = [
   [
     "permissions.computed",
     "rules",
-    "agentId enabled skills tools",
-    "An agent's effective permission policy was computed for a run: its rules and each tool's verdict.",
+    "agentId reason enabled skills tools",
+    "An agent's effective permission policy was computed for a run (`reason`: `run_started`, or `skill_loaded` when a skill loaded during it): its rules and each tool's verdict.",
   ],
 ];
 

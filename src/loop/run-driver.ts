@@ -11,6 +11,8 @@ import type { ModelOutputSchema, ModelRequest } from "../models/language-model.j
 import type { Message, ToolCall } from "../models/message.js";
 import type { Pattern, PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
+import { permissionsComputedPayload } from "../permissions/run-policy.js";
+import type { SkillPolicyWatch } from "../permissions/skill-policy-watch.js";
 import { DEFAULT_LARGE_OUTPUT_BYTES } from "../run-folders/large-output.js";
 import type { RunFolder } from "../run-folders/run-folder.js";
 import { accumulateUsage } from "../runtime/accumulate-usage.js";
@@ -101,6 +103,8 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
   private readonly budget: BudgetGuard;
   /** The run's effective permission policy (SB-3); the ToolGate refuses or asks by it. */
   policy: EffectivePolicy | undefined;
+  /** Recomputes {@link policy} when a skill loads during the run; undefined for an agent without a policy. */
+  policyWatch: SkillPolicyWatch | undefined = undefined;
   /** The run's folder when the agent keeps run folders (SB-6); undefined costs the tool stage one check. */
   runFolder: RunFolder | undefined = undefined;
 
@@ -570,6 +574,14 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
     let failures = 0;
     for (const state of states) if (state.status === "failed") failures++;
     this.consecutiveErrors = states.length > 0 && failures === states.length ? this.consecutiveErrors + 1 : 0;
+  }
+
+  /** A skill a call of this step loaded changes the policy for every later call of the run (SB-3). */
+  refreshPolicy(): void {
+    const next = this.policyWatch?.next();
+    if (next === undefined) return;
+    this.policy = next;
+    this.log.emit("permissions.computed", permissionsComputedPayload(next, "skill_loaded"));
   }
 
   suspendWith(states: ToolCallState[]): void {

@@ -5,6 +5,8 @@ import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { Pattern } from "../patterns/pattern.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
+import { permissionsComputedPayload } from "../permissions/run-policy.js";
+import { SkillPolicyWatch } from "../permissions/skill-policy-watch.js";
 import type { RunFolder } from "../run-folders/run-folder.js";
 import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import {
@@ -17,6 +19,7 @@ import {
 } from "../runtime/run-types.js";
 import { toJsonSchema } from "../schema/to-json-schema.js";
 import type { SessionManager } from "../sessions/session-manager.js";
+import type { SessionSkillSummary } from "../skills/skills-manager.js";
 import { type Deadline, deadlines } from "../util/deadline-queue.js";
 import { type RunAttempt, runWithAgentMiddleware } from "./agent-call-context.js";
 import type { CancelScope } from "./cancel-scope.js";
@@ -47,6 +50,8 @@ export interface RunLoopInput {
   decisions?: readonly ToolDecision[];
   /** The run's effective permission policy (SB-3); default the agent's. */
   policy?: EffectivePolicy;
+  /** The session's skills, so the policy is recomputed when one loads during the run (SB-3). */
+  skillSummaries?: Readonly<Record<string, SessionSkillSummary>>;
   /** The run's folder (SB-6), when the agent keeps run folders. */
   runFolder?: RunFolder;
 }
@@ -83,23 +88,12 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
   const policy = input.policy ?? agent.policy;
   // Once per run, and only for an agent with tools: a policy over no tools decides nothing (SB-3).
   if (policy !== undefined && agent.toolSpecs.length > 0)
-    log.emit("permissions.computed", policyEvent(policy));
+    log.emit("permissions.computed", permissionsComputedPayload(policy, "run_started"));
   // Without agent middleware the body finishes the run itself: a parked run then holds one frame here (S3).
   if (agent.middleware.agent.length === 0) return runBody(input, request, usage, writer, durationDeadline);
   return runWithAgentMiddleware(input, usage, (bodyRequest) =>
     runBody(input, bodyRequest, usage, writer, undefined),
   ).then((attempt) => finishRun(input, writer, durationDeadline, attempt));
-}
-
-/** The `permissions.computed` payload: the rules with their sources, and the decision for each tool. */
-function policyEvent(policy: EffectivePolicy): Record<string, unknown> {
-  return {
-    agentId: policy.agentId,
-    enabled: policy.enabled,
-    skills: policy.skills,
-    rules: policy.rules,
-    tools: policy.tools,
-  };
 }
 
 /** The run's last events, once its result is final. */
@@ -185,6 +179,10 @@ async function runBody(
   driver.durable = request.durable === true;
   driver.checkpoints = writer;
   driver.policy = input.policy ?? agent.policy;
+  if (agent.policy !== undefined && agent.policyInput !== undefined && agent.toolSpecs.length > 0) {
+    const base = { policy: agent.policy, policyInput: agent.policyInput };
+    driver.policyWatch = new SkillPolicyWatch(base, input.skillSummaries, input.sessionState);
+  }
   if (input.runFolder !== undefined) driver.runFolder = input.runFolder;
   // A pass that agent middleware runs again starts over: the stored transcript is rewritten from its start.
   if (input.resume === undefined) writer.rewind(0);

@@ -208,6 +208,7 @@ export async function executeToolStage(
 
   if (options.appendResults) appendResults(driver, states);
   driver.noteToolStep(states);
+  driver.refreshPolicy();
   if (driver.scope.cancelled) throw new TerminateRun(driver.scope.termination!);
   if (blockedReason !== null) throw new TerminateRun({ type: "blocked", value: blockedReason });
   if (limitReached) throw new TerminateRun({ type: "stopped", value: "max_tool_calls" });

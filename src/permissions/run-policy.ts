@@ -57,3 +57,21 @@ export function policyForRun(
   if (skills.length === 0) return base.policy;
   return computeEffectivePolicy({ ...base.policyInput, skills });
 }
+
+/** Why a run's policy was computed: when the run started, or because a skill loaded during it. */
+export type PolicyComputedReason = "run_started" | "skill_loaded";
+
+/** The `permissions.computed` payload: the rules with their sources, and the decision for each tool. */
+export function permissionsComputedPayload(
+  policy: EffectivePolicy,
+  reason: PolicyComputedReason,
+): Record<string, unknown> {
+  return {
+    agentId: policy.agentId,
+    reason,
+    enabled: policy.enabled,
+    skills: policy.skills,
+    rules: policy.rules,
+    tools: policy.tools,
+  };
+}

@@ -142,6 +142,7 @@ function runInSession(
     sessionState,
   );
   if (runPolicy !== undefined) loopInput.policy = runPolicy;
+  if (skillSummaries !== undefined) loopInput.skillSummaries = skillSummaries;
   if (stored.folder !== undefined) loopInput.runFolder = stored.folder;
   const resume = input.resume;
   let ready: Promise<unknown> | undefined;
