@@ -247,6 +247,30 @@ export {
   type MemoryWriteMode,
 } from "./toolsets/memory/memory-toolset.js";
 export {
+  createExecuteCommandTool,
+  type ExecuteCommandData,
+  type ExecuteCommandToolOptions,
+} from "./toolsets/shell/execute-command-tool.js";
+export type { ProgramRunData, ProgramToolOptions } from "./toolsets/shell/run-program.js";
+export {
+  createSetEnvTool,
+  DENIED_ENV_NAMES,
+  type SetEnvData,
+  type SetEnvToolOptions,
+} from "./toolsets/shell/set-env-tool.js";
+export { SHELL_ENV_STATE_KEY, sessionShellEnv } from "./toolsets/shell/shell-env-state.js";
+export {
+  createShellExecTool,
+  type ShellExecData,
+  type ShellExecToolOptions,
+} from "./toolsets/shell/shell-exec-tool.js";
+export {
+  COMMAND_SYNTAX_CODE,
+  CommandSyntaxError,
+  type CommandSyntaxReason,
+  splitCommandLine,
+} from "./toolsets/shell/split-command-line.js";
+export {
   createSkillsToolset,
   SKILL_NOT_FOUND_CODE,
   type SkillsToolsetOptions,

@@ -14,6 +14,8 @@ import { registerToolExecutorBuiltins } from "../tools/executors/builtin-tool-ex
 import { registerFilesystemBuiltins } from "../toolsets/filesystem/filesystem-toolset.js";
 import { memoryToolsetPlugin, memoryToolsToolsetPlugin } from "../toolsets/memory/memory-toolset.js";
 import { httpRequestToolPlugin } from "../toolsets/network/http-request-tool.js";
+import { executeCommandToolPlugin } from "../toolsets/shell/execute-command-tool.js";
+import { setEnvToolPlugin } from "../toolsets/shell/set-env-tool.js";
 import { shellExecToolPlugin } from "../toolsets/shell/shell-exec-tool.js";
 import { skillsToolPlugins, skillsToolsetPlugin } from "../toolsets/skills/skills-toolset.js";
 import { registerBuiltin } from "./plugin-registry.js";
@@ -42,6 +44,8 @@ export function registerBuiltins(): void {
   registerBuiltin(mcpToolPlugin);
   registerBuiltin(httpRequestToolPlugin);
   registerBuiltin(shellExecToolPlugin);
+  registerBuiltin(executeCommandToolPlugin);
+  registerBuiltin(setEnvToolPlugin);
   registerBuiltin(skillsToolsetPlugin);
   for (const plugin of skillsToolPlugins) registerBuiltin(plugin);
   registerBuiltin(memoryToolsetPlugin);

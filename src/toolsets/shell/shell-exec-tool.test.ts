@@ -1,20 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { Runtime } from "../../index.js";
-import { createSandboxProvider } from "../../sandbox/sandbox-provider.js";
-import { scriptedModel } from "../../testing/index.js";
-import type { ToolContext, ToolResult } from "../../tools/tool.js";
+import { describe, expect, it } from "vitest";
+import { shellWorkspace, toolContext } from "../../../test/support/shell-tools.js";
+import type { ToolResult } from "../../tools/tool.js";
 import { createShellExecTool, type ShellExecData } from "./shell-exec-tool.js";
 
-const base = mkdtempSync(path.join(tmpdir(), "keel-shell-"));
-const ws = path.join(base, "ws");
-mkdirSync(ws);
-afterAll(() => rmSync(base, { recursive: true, force: true }));
-
-const ctx = { runId: "run-1", signal: new AbortController().signal } as unknown as ToolContext;
-const sandbox = createSandboxProvider({ roots: [{ path: ws, mode: "rw" }] });
+const { ws, sandbox } = shellWorkspace("keel-shell-");
+const ctx = toolContext();
 const node = process.execPath;
 
 async function call(
@@ -71,40 +63,5 @@ describe("shell_exec", () => {
       code: "tool.permission_denied",
       rule: "command_not_allowed",
     });
-  });
-
-  it("in a run: refused unless permissions.enable has shell", async () => {
-    const script = () =>
-      scriptedModel([
-        {
-          toolCalls: [
-            { id: "s", name: "shell_exec", arguments: { command: node, args: ["-e", "console.log('hi')"] } },
-          ],
-        },
-        { text: "done" },
-      ]);
-    const agent = {
-      id: "a",
-      name: "A",
-      tools: [{ id: "shell_exec", type: "shell_exec" }],
-      sandbox: { roots: [{ path: ws, mode: "rw" }] },
-    };
-    const offModel = script();
-    const off = await Runtime.fromDict({ agents: [{ ...agent, llm: offModel }] });
-    await off.runDetailed({ agentId: "a", inputText: "x" });
-    expect(JSON.parse(offModel.requests[1]!.messages.at(-1)!.content as string).error.message).toContain(
-      "shell_not_enabled",
-    );
-    await off.close();
-    const onModel = script();
-    const on = await Runtime.fromDict({
-      agents: [{ ...agent, llm: onModel, permissions: { enable: ["shell"] } }],
-    });
-    await on.runDetailed({ agentId: "a", inputText: "x" });
-    expect(JSON.parse(onModel.requests[1]!.messages.at(-1)!.content as string)).toMatchObject({
-      ok: true,
-      data: { exitCode: 0, stdout: "hi\n" },
-    });
-    await on.close();
   });
 });
