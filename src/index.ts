@@ -62,6 +62,24 @@ export {
 } from "./loop/run-status.js";
 export { runStatusOf, stopReasonOf } from "./loop/termination.js";
 export type { Memory } from "./memory/memory.js";
+export {
+  canRecall,
+  isMemoryStore,
+  type MemoryEntry,
+  type MemoryHit,
+  type MemoryRecallInput,
+  type MemoryStore,
+  type MemoryWriteInput,
+  type RecallSource,
+  type RetrievingMemory,
+  recallFrom,
+} from "./memory/memory-store.js";
+export { rankByTokenOverlap, tokenize } from "./memory/rank-by-token-overlap.js";
+export {
+  SESSION_MEMORY_STATE_KEY,
+  SessionMemoryStore,
+  type SessionMemoryStoreOptions,
+} from "./memory/session-memory-store.js";
 export type {
   AgentMiddleware,
   AgentMiddlewareContext,
@@ -227,24 +245,15 @@ export {
 } from "./toolsets/filesystem/filesystem-toolset.js";
 export type { GrepFilesData, GrepLimits, GrepMatch } from "./toolsets/filesystem/grep-files-tool.js";
 export {
-  isMemoryProvider,
-  type MemoryEntry,
-  type MemoryHit,
-  type MemoryProvider,
-  type MemorySearchInput,
-  type MemoryWriteInput,
-  rankByTokenOverlap,
-  SESSION_MEMORY_STATE_KEY,
-  SessionStoreMemoryProvider,
-} from "./toolsets/memory/memory-provider.js";
-export {
   createMemoryToolset,
   MEMORY_CANDIDATE_KIND,
-  MEMORY_WRITE_DISABLED_CODE,
+  MEMORY_CANDIDATES_FILE,
   MEMORY_WRITE_MODES,
+  type MemoryTool,
+  type MemoryToolset,
   type MemoryToolsetOptions,
-  MemoryWriteDisabledError,
   type MemoryWriteMode,
+  memoryWriteModeOf,
 } from "./toolsets/memory/memory-toolset.js";
 export {
   createExecuteCommandTool,

@@ -112,6 +112,70 @@ describe("run folders (SB-6) and large outputs (SB-5)", () => {
     ]);
   });
 
+  it("a policy refusal is a failed line with its rule in both logs; memory candidates go to archive/", async () => {
+    const root = path.join(base, "refusal");
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: "d1", name: "delete_file", arguments: { path: "x.txt" } },
+          { id: "m1", name: "write_memory", arguments: { content: "the user likes tea", tags: ["tea"] } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const runtime = await Runtime.fromDict({
+      agents: [
+        {
+          id: "a",
+          name: "A",
+          llm: model,
+          runtime: { run_folders: { root_dir: root } },
+          tools: [
+            { id: "fs", type: "filesystem", config: { tools: ["read_file", "delete_file"] } },
+            { id: "mem", type: "memory" },
+          ],
+        },
+      ],
+    });
+    const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
+    await runtime.close();
+    expect(result.stopReason).toBe("completed");
+    const dir = path.join(root, "runs", encodeURIComponent(result.runId));
+    const tools = lines(path.join(dir, "logs", "tools.jsonl"));
+    expect(tools.map((line) => [line.toolCallId, line.toolset, line.status])).toEqual([
+      ["d1", "fs", "failed"],
+      ["m1", "mem", "succeeded"],
+    ]);
+    expect(tools[0]!.error).toMatchObject({
+      code: "tool.permission_denied",
+      rule: "destructive_not_enabled",
+    });
+    expect(lines(path.join(dir, "logs", "errors.jsonl"))).toEqual([
+      expect.objectContaining({
+        toolCallId: "d1",
+        code: "tool.permission_denied",
+        rule: "destructive_not_enabled",
+      }),
+    ]);
+    const events = lines(path.join(dir, "events.jsonl"));
+    // Refused before it started: tool.failed with the rule, no tool.started for it.
+    const forCall = events.filter((event) => (event.payload as { toolCallId?: string }).toolCallId === "d1");
+    expect(forCall.map((event) => event.kind)).toEqual(["tool.failed"]);
+    expect(forCall[0]!.payload).toMatchObject({ rule: "destructive_not_enabled" });
+    expect(events.find((event) => event.kind === "memory.write_mode")!.payload).toEqual({
+      mode: "candidate",
+    });
+    const candidates = lines(path.join(dir, "archive", "memory-candidates.jsonl"));
+    expect(candidates).toEqual([
+      expect.objectContaining({
+        content: "the user likes tea",
+        tags: ["tea"],
+        scope: "default",
+        runId: result.runId,
+      }),
+    ]);
+  });
+
   it("off by default: no run folder, the workspace fallback, large outputs still become artifacts", async () => {
     const cwdRuns = path.join(process.cwd(), "runs");
     const existed = existsSync(cwdRuns);

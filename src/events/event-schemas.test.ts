@@ -41,6 +41,7 @@ describe("EVENT_SCHEMAS", () => {
       ...[
         "memory.writeback.completed",
         "memory.writeback_failed",
+        "memory.write_mode",
         "session.acquired",
         "run.checkpoint_saved",
       ],

@@ -165,6 +165,12 @@ const ROWS: readonly SchemaRow[] = [
   ["memory.writeback.started", "", "", "Memory began writing the finished run back."],
   ["memory.writeback.completed", "", "", "Memory wrote the finished run back."],
   ["memory.writeback_failed", "error", "", "Memory writeback failed; the run's result is unaffected."],
+  [
+    "memory.write_mode",
+    "mode",
+    "",
+    "The run's memory tools write in this mode (SB-4): `disabled`, `candidate` or `external`; logged when the run starts.",
+  ],
   // sessions and durable runs
   [
     "session.acquired",

@@ -89,6 +89,7 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
   // Once per run, and only for an agent with tools: a policy over no tools decides nothing (SB-3).
   if (policy !== undefined && agent.toolSpecs.length > 0)
     log.emit("permissions.computed", permissionsComputedPayload(policy, "run_started"));
+  if (agent.memoryWriteMode !== undefined) log.emit("memory.write_mode", { mode: agent.memoryWriteMode });
   // Without agent middleware the body finishes the run itself: a parked run then holds one frame here (S3).
   if (agent.middleware.agent.length === 0) return runBody(input, request, usage, writer, durationDeadline);
   return runWithAgentMiddleware(input, usage, (bodyRequest) =>

@@ -1,6 +1,7 @@
 import type { EventBus } from "../events/runtime-event.js";
 import type { LanguageModel, ModelCallOptions } from "../models/language-model.js";
 import type { Message } from "../models/message.js";
+import type { RunFolder } from "../run-folders/run-folder.js";
 import type { RunArtifact, RunRequest, RunUsage } from "../runtime/run-types.js";
 import type { SessionArtifact } from "../sessions/session-manager.js";
 import type { Tool, ToolContext, ToolExecutionSpec } from "../tools/tool.js";
@@ -15,6 +16,8 @@ export interface ToolCallHost {
   readonly functionInvocationKwargs: Record<string, unknown> | undefined;
   /** The run folder's `workspace/` when the run keeps one (SB-6). */
   readonly workspaceDir?: string | undefined;
+  /** The run's folder when it keeps one (SB-6). */
+  readonly runFolder?: RunFolder | undefined;
   /** Emit a `tool.delta` for a call. */
   emitToolDelta(toolCallId: string, toolId: string, text: string): void;
 }
@@ -76,6 +79,9 @@ export class ToolCallContext implements ToolContext, ToolExecutionRequest {
   }
   get workspaceDir(): string | undefined {
     return this.host.workspaceDir;
+  }
+  get runFolder(): RunFolder | undefined {
+    return this.host.runFolder;
   }
   get kwargs(): Record<string, unknown> {
     return this.host.functionInvocationKwargs ?? EMPTY;

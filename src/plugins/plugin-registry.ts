@@ -38,6 +38,8 @@ export interface PluginAgentContext {
   readonly id: string;
   readonly sandbox?: SandboxConfig | undefined;
   readonly permissions?: PermissionsConfig | undefined;
+  /** The agent's memory plugin, loaded before its tools (the memory toolset recalls and writes through it). */
+  readonly memory?: unknown;
 }
 
 /** A plugin a config can name by `type`. */

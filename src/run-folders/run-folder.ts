@@ -97,6 +97,11 @@ export class RunFolder {
     }
   }
 
+  /** Append text to a file under `archive/` (e.g. `memory-candidates.jsonl`, SB-4). */
+  appendArchive(fileName: string, text: string): void {
+    this.append(path.join(this.archiveDir, path.basename(fileName)), text);
+  }
+
   /** Append the run's events to `events.jsonl`: sequence, kind, time, and the payload with data summarised. */
   writeEvents(events: readonly RuntimeEvent[]): void {
     if (events.length === 0) return;

@@ -18,6 +18,7 @@ import { DEFAULT_LARGE_OUTPUT_BYTES } from "../run-folders/large-output.js";
 import { DEFAULT_EXECUTION_SPEC, type Tool } from "../tools/tool.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import { toolsOfEntry } from "../tools/toolset.js";
+import { memoryWriteModeOf } from "../toolsets/memory/memory-toolset.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 
 export interface LoadAgentOptions {
@@ -40,9 +41,20 @@ export async function loadAgent(
     options: modelOptions,
     pricing,
   } = createModel(definition.llm as Parameters<typeof createModel>[0]);
+  // Memory first: the memory toolset recalls (and in `external` mode writes) through it (SB-4).
+  const memory = await loadPlugin<Memory>("memory", definition.memory, {
+    baseDir,
+    label: `${label}.memory`,
+    requiredMethods: ["inject", "writeback", "retrieve"],
+  });
   const tools: Record<string, Tool> = {};
   const toolsets: Record<string, string> = {};
-  const agent = { id: definition.id, sandbox: definition.sandbox, permissions: definition.permissions };
+  const agent = {
+    id: definition.id,
+    sandbox: definition.sandbox,
+    permissions: definition.permissions,
+    memory,
+  };
   for (const entry of definition.tools) {
     if (isPluginRef(entry)) {
       const ref = entry as { id: string; enabled?: boolean };
@@ -75,11 +87,6 @@ export async function loadAgent(
     definition.tool_executor ?? options.defaults?.toolExecutor ?? { type: "safe" },
     { baseDir, label: `${label}.tool_executor`, requiredMethods: ["execute"] },
   );
-  const memory = await loadPlugin<Memory>("memory", definition.memory, {
-    baseDir,
-    label: `${label}.memory`,
-    requiredMethods: ["inject", "writeback", "retrieve"],
-  });
   const contextAssembler = await loadPlugin<ContextAssembler>(
     "context_assembler",
     definition.context_assembler ?? options.defaults?.contextAssembler ?? { type: "passthrough" },
@@ -95,6 +102,7 @@ export async function loadAgent(
     label,
     runtime: options.runtime,
   });
+  const memoryWriteMode = memoryWriteModeOf(Object.values(tools));
   const toolSpecs: ModelToolSpec[] = Object.entries(tools).map(([name, tool]) => ({
     name,
     description: tool.description,
@@ -136,6 +144,7 @@ export async function loadAgent(
     },
     memoryOnError: (definition.memory as { on_error?: "continue" | "fail" }).on_error ?? "continue",
     toolsets,
+    ...(memoryWriteMode === undefined ? {} : { memoryWriteMode }),
     largeOutputBytes: definition.sandbox?.large_output_bytes ?? DEFAULT_LARGE_OUTPUT_BYTES,
     ...runFoldersOf(definition.runtime.run_folders, baseDir),
     fingerprint: fingerprint(model, patternName ?? "react", toolSpecs),

@@ -9,6 +9,7 @@ import type { Pattern } from "../patterns/pattern.js";
 import type { EffectivePolicy, PolicyInput } from "../permissions/effective-policy.js";
 import type { Tool } from "../tools/tool.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
+import type { MemoryWriteMode } from "../toolsets/memory/memory-toolset.js";
 
 /** Everything a run needs of its agent, built once per agent and shared by its runs. */
 export interface ResolvedAgent {
@@ -40,6 +41,8 @@ export interface ResolvedAgent {
   readonly memoryOnError: "continue" | "fail";
   /** Tool name → the config entry (toolset) id it was loaded from; tools given as code are absent. */
   readonly toolsets?: Readonly<Record<string, string>>;
+  /** The memory toolset's write mode (SB-4), logged when a run starts; absent without memory tools. */
+  readonly memoryWriteMode?: MemoryWriteMode;
   /** `sandbox.large_output_bytes` (SB-5); absent: 16 KiB. */
   readonly largeOutputBytes?: number;
   /** Run folders (SB-6): where `runs/<run-id>/` is made for each run; absent: no run folders. */

@@ -1,4 +1,5 @@
 import type { RunContext } from "../loop/run-context.js";
+import type { RunFolder } from "../run-folders/run-folder.js";
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -52,6 +53,8 @@ export interface ToolContext extends RunContext {
   readonly resumeInput: unknown;
   /** The run folder's `workspace/` when the run keeps run folders (SB-6); the sandbox's workspace then. */
   readonly workspaceDir?: string | undefined;
+  /** The run's folder when it keeps one (SB-6): tools append to its `archive/` and `deliverables/`. */
+  readonly runFolder?: RunFolder | undefined;
   /** Stream a piece of text out as a `tool.delta` event. */
   emitDelta(text: string): void;
 }

@@ -1,28 +1,25 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import type { MemoryEntry, MemoryHit, MemoryStore, RetrievingMemory } from "../../memory/memory-store.js";
+import { rankByTokenOverlap } from "../../memory/rank-by-token-overlap.js";
+import { SESSION_MEMORY_STATE_KEY, SessionMemoryStore } from "../../memory/session-memory-store.js";
 import { loadPlugin } from "../../plugins/load-plugin.js";
 import { registerBuiltins } from "../../plugins/register-builtins.js";
+import { RunFolder } from "../../run-folders/run-folder.js";
 import type { RunArtifact } from "../../runtime/run-types.js";
 import { Runtime } from "../../runtime/runtime.js";
 import { scriptedModel } from "../../testing/index.js";
 import type { Tool, ToolContext, ToolResult } from "../../tools/tool.js";
 import type { Toolset } from "../../tools/toolset.js";
 import {
-  type MemoryEntry,
-  type MemoryHit,
-  type MemoryProvider,
-  rankByTokenOverlap,
-  SESSION_MEMORY_STATE_KEY,
-  SessionStoreMemoryProvider,
-} from "./memory-provider.js";
-import {
   createMemoryToolset,
   MEMORY_CANDIDATE_KIND,
-  MEMORY_WRITE_DISABLED_CODE,
+  MEMORY_CANDIDATES_FILE,
   type MemoryToolsetOptions,
-  MemoryWriteDisabledError,
+  memoryWriteModeOf,
 } from "./memory-toolset.js";
 
 /** The memory toolset and its providers, called without a model (SB-7), and in a run. */
@@ -101,17 +98,42 @@ describe("write modes", () => {
     );
   });
 
-  it("disabled: write_memory refuses with a typed error and stores nothing; recall still works", async () => {
-    const { call, ctx } = tools({ writeMode: "disabled" });
-    const refusal = call("write_memory", { content: "x" });
-    await expect(refusal).rejects.toBeInstanceOf(MemoryWriteDisabledError);
-    await expect(refusal).rejects.toMatchObject({ code: MEMORY_WRITE_DISABLED_CODE });
-    expect(ctx.artifacts).toEqual([]);
-    expect((await call<Recall>("recall_memory", { query: "x" })).ok).toBe(true);
+  it("candidate with a run folder: each write is also a line of archive/memory-candidates.jsonl", async () => {
+    const folder = new RunFolder(base, "r-cand").open();
+    const ctx = Object.assign(context("r-cand"), { runFolder: folder }) as ToolContext;
+    const { call } = tools({}, ctx);
+    const first = await call<{ id: string }>("write_memory", { content: "one", scope: "a", tags: ["t"] });
+    await call("write_memory", { content: "two" });
+    const lines = readFileSync(path.join(folder.archiveDir, MEMORY_CANDIDATES_FILE), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines).toMatchObject([
+      { id: first.data!.id, content: "one", scope: "a", tags: ["t"], runId: "r-cand" },
+      { content: "two", scope: "default", tags: [], runId: "r-cand" },
+    ]);
+    for (const line of lines) expect(Number.isNaN(Date.parse(line.createdAt))).toBe(false);
   });
 
-  it("external without a provider uses session_store: entries in the session state, searchable", async () => {
-    const { call, ctx } = tools({ writeMode: "external" });
+  it("disabled: write_memory is not offered; recall still works; the tools carry the mode", async () => {
+    const { all, call } = tools({ writeMode: "disabled" });
+    expect(Object.keys(all)).toEqual(["recall_memory"]);
+    expect((await call<Recall>("recall_memory", { query: "x" })).ok).toBe(true);
+    expect(memoryWriteModeOf(Object.values(all))).toBe("disabled");
+    expect(memoryWriteModeOf(Object.values(tools().all))).toBe("candidate");
+    expect(memoryWriteModeOf([])).toBeUndefined();
+  });
+
+  it("external needs a store with write: none is a config error naming the way out", () => {
+    expect(() => createMemoryToolset({ writeMode: "external" })).toThrow(/needs a memory store with write/);
+    const retrieveOnly: RetrievingMemory = { retrieve: () => [] };
+    expect(() => createMemoryToolset({ writeMode: "external", store: retrieveOnly })).toThrow(
+      /needs a memory store with write/,
+    );
+  });
+
+  it("external with the session store: entries in the session state, recalled", async () => {
+    const { call, ctx } = tools({ writeMode: "external", store: new SessionMemoryStore() });
     const written = await call<{ id: string }>("write_memory", {
       content: "Alice likes tea",
       scope: "people",
@@ -121,34 +143,92 @@ describe("write modes", () => {
       { id: written.data!.id, content: "Alice likes tea", scope: "people", tags: [] },
     ]);
     const recalled = await call<Recall>("recall_memory", { query: "what does alice like", scope: "people" });
-    expect(recalled.data!.results).toMatchObject([{ id: written.data!.id, source: "provider" }]);
+    expect(recalled.data!.results).toMatchObject([{ id: written.data!.id, source: "store" }]);
   });
 
-  it("external with a custom provider object: write and search go through it with the tool context", async () => {
+  it("external with a custom store object: write and recall go through it with the tool context", async () => {
     const calls: unknown[] = [];
-    const provider: MemoryProvider = {
+    const store: MemoryStore = {
       write: async (input, ctx) => {
         calls.push(["write", input, ctx.runId]);
         return { id: "ext-1" };
       },
-      search: (input) => {
-        calls.push(["search", input]);
+      recall: (input) => {
+        calls.push(["recall", input]);
         return [{ id: "ext-1", content: "c", scope: "s", tags: [], createdAt: "", score: 0.9 }];
       },
     };
-    const { call } = tools({ writeMode: "external", provider });
+    const { call } = tools({ writeMode: "external", store });
     const written = await call<{ id: string }>("write_memory", { content: "c", scope: "s", tags: ["t"] });
     expect(written.data!.id).toBe("ext-1");
     const recalled = await call<Recall>("recall_memory", { query: "c", limit: 3 });
-    expect(recalled.data!.results).toMatchObject([{ id: "ext-1", source: "provider" }]);
+    expect(recalled.data!.results).toMatchObject([{ id: "ext-1", source: "store" }]);
     expect(calls).toEqual([
       ["write", { content: "c", scope: "s", tags: ["t"] }, "r1"],
-      ["search", { query: "c", limit: 3 }],
+      ["recall", { query: "c", limit: 3 }],
     ]);
   });
 
-  it("a provider without write/search is a config error", () => {
-    expect(() => createMemoryToolset({ provider: {} as MemoryProvider })).toThrow(/write\(input, ctx\)/);
+  it("a store without recall is recalled through retrieve: its order kept, filtered by scope, bounded", async () => {
+    const queries: string[] = [];
+    const store: MemoryStore & RetrievingMemory = {
+      write: () => ({ id: "w" }),
+      retrieve: (query) => {
+        queries.push(query);
+        return [
+          { id: "m1", memory: "tea at five", created_at: "2026-01-01" },
+          { content: "coffee", scope: "drinks", tags: ["hot", 3] },
+          { input: "hello", output: "hi" },
+        ];
+      },
+    };
+    const { call } = tools({ writeMode: "external", store });
+    const all = (await call<Recall>("recall_memory", { query: "drinks" })).data!.results;
+    expect(queries).toEqual(["drinks"]);
+    expect(all).toEqual([
+      {
+        id: "m1",
+        content: "tea at five",
+        scope: "default",
+        tags: [],
+        createdAt: "2026-01-01",
+        score: 1,
+        source: "retrieve",
+      },
+      {
+        id: "retrieved_2",
+        content: "coffee",
+        scope: "drinks",
+        tags: ["hot"],
+        createdAt: "",
+        score: 2 / 3,
+        source: "retrieve",
+      },
+      {
+        id: "retrieved_3",
+        content: '{"input":"hello","output":"hi"}',
+        scope: "default",
+        tags: [],
+        createdAt: "",
+        score: 1 / 3,
+        source: "retrieve",
+      },
+    ]);
+    const scoped = (await call<Recall>("recall_memory", { query: "x", scope: "drinks" })).data!.results;
+    expect(scoped.map((hit) => hit.content)).toEqual(["coffee"]);
+    expect((await call<Recall>("recall_memory", { query: "x", limit: 1 })).data!.results).toHaveLength(1);
+  });
+
+  it("a store that can neither recall nor retrieve is a config error; a recall that returns no list a tool error", async () => {
+    expect(() => createMemoryToolset({ store: {} as MemoryStore })).toThrow(
+      /recall\(input, ctx\) or retrieve/,
+    );
+    const broken = { write: () => ({ id: "x" }), recall: () => "nope" } as unknown as MemoryStore;
+    const { call } = tools({ writeMode: "external", store: broken });
+    await expect(call("recall_memory", { query: "x" })).rejects.toMatchObject({
+      code: "tool.error",
+      message: expect.stringContaining("returned no array"),
+    });
   });
 
   it("limit is validated against max_limit", async () => {
@@ -183,14 +263,14 @@ describe("session_store ranking and limits", () => {
   });
 
   it("bounds results by limit and entries by max_entries (oldest dropped)", async () => {
-    const provider = new SessionStoreMemoryProvider({ maxEntries: 3 });
+    const store = new SessionMemoryStore({ maxEntries: 3 });
     const ctx = context();
     for (let index = 0; index < 5; index += 1)
-      provider.write({ content: `note ${index}`, scope: "n", tags: [] }, ctx);
-    const kept = provider.entries(ctx.session.state);
+      store.write({ content: `note ${index}`, scope: "n", tags: [] }, ctx);
+    const kept = store.entries(ctx.session.state);
     expect(kept.map((item) => item.content)).toEqual(["note 2", "note 3", "note 4"]);
-    expect(provider.search({ query: "note", limit: 2 }, ctx)).toHaveLength(2);
-    expect(() => new SessionStoreMemoryProvider({ maxEntries: 0 })).toThrow(TypeError);
+    expect(store.recall({ query: "note", limit: 2 }, ctx)).toHaveLength(2);
+    expect(() => new SessionMemoryStore({ maxEntries: 0 })).toThrow(TypeError);
   });
 });
 
@@ -208,7 +288,7 @@ describe("from config", () => {
   it("loads a provider module by impl, and refuses an unknown provider", async () => {
     writeFileSync(
       path.join(base, "provider.mjs"),
-      "export const provider = { write: () => ({ id: 'm1' }), search: () => [] };\n",
+      "export const provider = { write: () => ({ id: 'm1' }), recall: () => [] };\n",
     );
     const toolset = await load({ write_mode: "external", provider: { impl: "./provider.mjs#provider" } });
     const written = (await byName(toolset).write_memory!.invoke({ content: "x" }, context())) as ToolResult<{
@@ -219,6 +299,49 @@ describe("from config", () => {
       /unknown memory provider/,
     );
     await expect(load({ write_mode: "sometimes" })).rejects.toThrow();
+  });
+
+  it("external without a provider writes through the agent's memory plugin, which must have write", async () => {
+    const written: unknown[] = [];
+    const memory = {
+      inject: () => {},
+      writeback: () => {},
+      retrieve: () => [],
+      write: (input: unknown) => {
+        written.push(input);
+        return { id: "plugin-1" };
+      },
+    };
+    const withPlugin = await loadPlugin<Toolset>(
+      "tool",
+      { type: "memory", config: { write_mode: "external" } },
+      { baseDir: base, agent: { id: "a", memory } },
+    );
+    const result = (await byName(withPlugin).write_memory!.invoke(
+      { content: "x" },
+      context(),
+    )) as ToolResult<{
+      id: string;
+    }>;
+    expect(result.data!.id).toBe("plugin-1");
+    expect(written).toEqual([{ content: "x", scope: "default", tags: [] }]);
+
+    class BufferLike {
+      inject() {}
+      writeback() {}
+      retrieve() {
+        return [];
+      }
+    }
+    const refused = loadPlugin(
+      "tool",
+      { type: "memory", config: { write_mode: "external" } },
+      { baseDir: base, agent: { id: "a", memory: new BufferLike() } },
+    );
+    await expect(refused).rejects.toThrow(/memory plugin \(BufferLike\) has no MemoryStore ability/);
+    await expect(refused).rejects.toMatchObject({
+      hint: expect.stringContaining('"provider": "session_store"'),
+    });
   });
 });
 
@@ -265,7 +388,52 @@ describe("in a ReAct run", () => {
     }
   });
 
-  it("candidate mode: the write is a run artifact of the result; disabled mode: the model sees the refusal", async () => {
+  it("external through the agent's own memory plugin: its write and its retrieve serve the tools", async () => {
+    const file = path.join(base, "store-memory.mjs");
+    writeFileSync(
+      file,
+      [
+        "export const remembered = [];",
+        "export const memory = {",
+        "  inject() {}, writeback() {},",
+        "  retrieve: (query) => remembered.filter((c) => c.includes(query)).map((content) => ({ content })),",
+        "  write: (input) => { remembered.push(input.content); return { id: `m${remembered.length}` }; },",
+        "};",
+      ].join("\n"),
+    );
+    const { remembered } = (await import(pathToFileURL(file).href)) as { remembered: string[] };
+    const model = scriptedModel([
+      { toolCalls: [{ id: "w", name: "write_memory", arguments: { content: "blue is the colour" } }] },
+      { toolCalls: [{ id: "r", name: "recall_memory", arguments: { query: "colour" } }] },
+      { text: "blue" },
+    ]);
+    const runtime = await Runtime.fromDict({
+      agents: [
+        {
+          id: "a",
+          name: "A",
+          llm: model,
+          memory: { impl: `${file}#memory` },
+          tools: [{ id: "mem", type: "memory", config: { write_mode: "external" } }],
+        },
+      ],
+    });
+    try {
+      const modes: unknown[] = [];
+      runtime.eventBus.subscribe("memory.write_mode", (event) => {
+        modes.push(event.payload.mode);
+      });
+      expect((await runtime.runDetailed({ agentId: "a", inputText: "go" })).stopReason).toBe("completed");
+      expect(remembered).toEqual(["blue is the colour"]);
+      expect(modes).toEqual(["external"]);
+      const recalled = JSON.parse(model.requests[2]!.messages.at(-1)!.content as string);
+      expect(recalled.data.results).toMatchObject([{ content: "blue is the colour", source: "retrieve" }]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("candidate mode: the write is a run artifact of the result; disabled mode: write_memory is no tool", async () => {
     const model = scriptedModel([
       { toolCalls: [{ id: "w", name: "write_memory", arguments: { content: "likes jazz" } }] },
       { toolCalls: [{ id: "r", name: "recall_memory", arguments: { query: "jazz" } }] },
@@ -300,9 +468,16 @@ describe("in a ReAct run", () => {
       ],
     });
     try {
+      const modes: unknown[] = [];
+      off.eventBus.subscribe("memory.write_mode", (event) => {
+        modes.push(event.payload.mode);
+      });
       await off.runDetailed({ agentId: "a", inputText: "go" });
+      expect(modes).toEqual(["disabled"]);
+      expect(refused.requests[0]!.tools?.map((tool) => tool.name)).toEqual(["recall_memory"]);
       const seen = refused.requests[1]!.messages.at(-1)!.content as string;
-      expect(seen).toContain("write_memory is disabled");
+      expect(seen).toContain("write_memory");
+      expect(JSON.parse(seen).error.code).toBe("tool.not_found");
     } finally {
       await off.close();
     }
