@@ -37,6 +37,12 @@ export function sameFile(a: Stats, b: Stats): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.birthtimeMs === b.birthtimeMs;
 }
 
+/** A file opened and verified to be the checked one, with its `fstat` from the verification. */
+export interface VerifiedFile {
+  readonly handle: FileHandle;
+  readonly stats: Stats;
+}
+
 /** A directory opened and verified to be the checked one; files are opened relative to it. */
 export interface OpenDirectory {
   readonly handle: FileHandle;
@@ -72,11 +78,10 @@ export class VerifiedOpener {
     name: string,
     flags: number,
     expected: Stats | undefined,
-  ): Promise<FileHandle> {
+  ): Promise<VerifiedFile> {
     const handle = await this.openOrChanged(this.pathIn(directory, name), flags);
     try {
-      await this.verify(handle, path.join(directory.real, name), expected);
-      return handle;
+      return { handle, stats: await this.verify(handle, path.join(directory.real, name), expected) };
     } catch (error) {
       await handle.close();
       throw error;
@@ -84,11 +89,10 @@ export class VerifiedOpener {
   }
 
   /** Open a file by its full canonical path with `O_NOFOLLOW` (without procfs); for an existing file, the same one. */
-  async openPath(real: string, flags: number, expected: Stats | undefined): Promise<FileHandle> {
+  async openPath(real: string, flags: number, expected: Stats | undefined): Promise<VerifiedFile> {
     const handle = await this.openOrChanged(real, flags);
     try {
-      await this.verify(handle, real, expected);
-      return handle;
+      return { handle, stats: await this.verify(handle, real, expected) };
     } catch (error) {
       await handle.close();
       throw error;
@@ -124,14 +128,18 @@ export class VerifiedOpener {
     }
   }
 
-  private async verify(handle: FileHandle, real: string, expected: Stats | undefined): Promise<void> {
-    const stats = await handle.stat();
+  /** The opened file's `fstat`, once it is shown to be the checked one. */
+  private async verify(handle: FileHandle, real: string, expected: Stats | undefined): Promise<Stats> {
+    // Both questions at once: each is a trip to the thread pool.
+    const [stats, actual] = await Promise.all([
+      handle.stat(),
+      this.useProcFd ? readlink(`${PROC_FD}/${handle.fd}`) : undefined,
+    ]);
     if (expected !== undefined && !sameFile(stats, expected)) {
       throw new PathChangedError(`${real} is another file than the one checked`);
     }
-    if (this.useProcFd) {
-      const actual = await readlink(`${PROC_FD}/${handle.fd}`);
-      if (actual !== real) throw new PathChangedError(`${real} was opened as ${actual}`);
-    }
+    if (actual !== undefined && actual !== real)
+      throw new PathChangedError(`${real} was opened as ${actual}`);
+    return stats;
   }
 }

@@ -66,4 +66,26 @@ describe("resolveRealPath", () => {
       code: "ENOTDIR",
     });
   });
+
+  it("from a known canonical directory: the same answers as from /, stats included", async () => {
+    const paths = [
+      path.join(base, "rel-link", "file.txt"),
+      path.join(base, "abs-link", "up-link"),
+      path.join(base, "rel-link", "new", "deeper", "x.txt"),
+      path.join(base, "dangling"),
+      path.join(base, "dir"),
+      base,
+      `${base}/abs-link/../file.txt`,
+    ];
+    for (const absolute of paths) {
+      const fromRoot = await resolveRealPath(absolute);
+      const fromBase = await resolveRealPath(absolute, base);
+      expect({ ...fromBase, stats: undefined }, absolute).toEqual({ ...fromRoot, stats: undefined });
+      expect(fromBase.stats?.ino, absolute).toBe(fromRoot.stats?.ino);
+    }
+    // A symlink that leads out of the known directory is still followed out of it.
+    expect(
+      (await resolveRealPath(path.join(base, "dir", "sub", "up-link"), path.join(base, "dir", "sub"))).real,
+    ).toBe(path.join(base, "dir", "file.txt"));
+  });
 });

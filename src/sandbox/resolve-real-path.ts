@@ -25,19 +25,31 @@ const MAX_SYMLINKS = 40;
  * exist yet. `fs.realpath` gives up on a missing component; this is "the real path of the nearest existing
  * ancestor" plus the rest (SB-2). Throws the filesystem's error (`ENOTDIR`, `EACCES`) or `ELOOP` after 40
  * symlinks.
+ *
+ * `from`, when given, is a canonical directory (a sandbox root's real path): when `absolute` starts with it,
+ * resolution starts there instead of at `/`, sparing an `lstat` per component of the root; otherwise at `/`. A root
+ * swapped after it was resolved is caught where it matters, by the verified open (`open-verified.ts`).
  */
-export async function resolveRealPath(absolute: string): Promise<RealPath> {
-  const root = path.parse(absolute).root;
-  let current = root;
-  const pending = absolute.slice(root.length).split(path.sep).reverse();
+export async function resolveRealPath(absolute: string, from?: string): Promise<RealPath> {
+  // The rest is cut off as a string, never `path.relative`d: that would undo `..` lexically, not as the kernel does.
+  const start =
+    from !== undefined &&
+    (absolute === from || absolute.startsWith(from.endsWith(path.sep) ? from : from + path.sep))
+      ? from
+      : path.parse(absolute).root;
+  let current = start;
+  const pending = absolute.slice(start.length).split(path.sep).reverse();
   const missing: string[] = [];
   let links = 0;
+  // The lstat of `current` when the last step landed on an existing non-symlink: the final one needs no other.
+  let currentStats: Stats | undefined;
   while (pending.length > 0) {
     const segment = pending.pop()!;
     if (segment === "" || segment === ".") continue;
     if (segment === "..") {
       if (missing.length > 0) missing.pop();
       else current = path.dirname(current);
+      currentStats = undefined;
       continue;
     }
     if (missing.length > 0) {
@@ -55,8 +67,10 @@ export async function resolveRealPath(absolute: string): Promise<RealPath> {
     }
     if (!stats.isSymbolicLink()) {
       current = next;
+      currentStats = stats;
       continue;
     }
+    currentStats = undefined;
     if (++links > MAX_SYMLINKS) {
       throw Object.assign(new Error(`too many symbolic links in ${absolute}`), { code: "ELOOP" });
     }
@@ -77,7 +91,7 @@ export async function resolveRealPath(absolute: string): Promise<RealPath> {
   return {
     real: current,
     exists: true,
-    stats: await lstat(current),
+    stats: currentStats ?? (await lstat(current)),
     existingAncestor: path.dirname(current),
     missing,
   };

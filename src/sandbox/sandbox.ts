@@ -12,6 +12,7 @@ import {
   PathChangedError,
   procFdAvailable,
   sameFile,
+  type VerifiedFile,
   VerifiedOpener,
 } from "./open-verified.js";
 import { resolveRealPath } from "./resolve-real-path.js";
@@ -164,7 +165,8 @@ export class Sandbox {
     const lexical = parsed.absolute ? parsed.normalized : path.join(primary.real, parsed.normalized);
     let resolved: Awaited<ReturnType<typeof resolveRealPath>>;
     try {
-      resolved = await resolveRealPath(lexical);
+      // A path lexically under a root resolves from the root's real path (known canonical) onwards.
+      resolved = await resolveRealPath(lexical, this.rootOf(lexical)?.real);
     } catch (error) {
       throw this.failure(error, tool, parsed.given);
     }
@@ -208,9 +210,8 @@ export class Sandbox {
     const checked = await this.check(input, "read", tool);
     this.assertFile(checked, tool);
     await this.beforeOpen?.(checked);
-    const handle = await this.openFile(checked, OPEN_FLAGS.read, tool);
+    const { handle, stats } = await this.openFile(checked, OPEN_FLAGS.read, tool);
     try {
-      const stats = await handle.stat();
       this.assertAllowedType(stats, checked, tool);
       const totalBytes = stats.size;
       const start = Math.min(Math.max(0, options.offset ?? 0), totalBytes);
@@ -231,7 +232,8 @@ export class Sandbox {
       if (binary) result.binary = true;
       return result;
     } finally {
-      await handle.close();
+      // Nothing was written through it: the result does not wait for the close.
+      handle.close().catch(() => undefined);
     }
   }
 
@@ -254,15 +256,15 @@ export class Sandbox {
     }
     if (checked.exists && checked.stats!.isDirectory()) throw isDirectory(tool, checked.given);
     await this.beforeOpen?.(checked);
-    let handle: FileHandle;
+    let opened: VerifiedFile;
     if (checked.exists) {
-      handle = await this.openFile(checked, mode === "a" ? OPEN_FLAGS.append : OPEN_FLAGS.write, tool);
+      opened = await this.openFile(checked, mode === "a" ? OPEN_FLAGS.append : OPEN_FLAGS.write, tool);
     } else {
       await this.makeParents(checked, tool);
-      handle = await this.openFile(checked, OPEN_FLAGS.create, tool);
+      opened = await this.openFile(checked, OPEN_FLAGS.create, tool);
     }
+    const { handle, stats } = opened;
     try {
-      const stats = await handle.stat();
       this.assertAllowedType(stats, checked, tool);
       if (!checked.exists && !this.opener.useProcFd) await this.assertCreatedInPlace(stats, checked, tool);
       if (mode === "w" && checked.exists) await handle.truncate(0);
@@ -272,7 +274,8 @@ export class Sandbox {
         const { bytesWritten } = await handle.write(bytes, written, bytes.length - written, position);
         written += bytesWritten;
       }
-      const totalBytes = (await handle.stat()).size;
+      // Replaced from its start, the file is what was written; an append asks, since others may append too.
+      const totalBytes = mode === "w" ? written : (await handle.stat()).size;
       return { path: checked.display, bytesWritten: written, totalBytes, created: !checked.exists, mode };
     } finally {
       await handle.close();
@@ -382,21 +385,20 @@ export class Sandbox {
             yield { path: display, skipped };
             continue;
           }
-          const handle = await this.opener
+          const file = await this.opener
             .openIn(directory, name, OPEN_FLAGS.read, stats)
             .catch(() => undefined);
-          if (handle === undefined) {
+          if (file === undefined) {
             yield { path: display, skipped: "changed while it was opened" };
             continue;
           }
           try {
-            const opened = await handle.stat();
-            const late = skipReason(opened, options.maxFileBytes);
+            const late = skipReason(file.stats, options.maxFileBytes);
             yield late === undefined
-              ? { path: display, content: await readAt(handle, 0, opened.size) }
+              ? { path: display, content: await readAt(file.handle, 0, file.stats.size) }
               : { path: display, skipped: late };
           } finally {
-            await handle.close();
+            await file.handle.close();
           }
         }
         // Popped last first: pushed in reverse, the subdirectories are visited in name order.
@@ -473,14 +475,15 @@ export class Sandbox {
     }
   }
 
-  private async openFile(checked: CheckedPath, flags: number, tool: string): Promise<FileHandle> {
+  private async openFile(checked: CheckedPath, flags: number, tool: string): Promise<VerifiedFile> {
     try {
       if (!this.opener.useProcFd) return await this.opener.openPath(checked.real, flags, checked.stats);
       const directory = await this.opener.openDirectory(path.dirname(checked.real), undefined);
       try {
         return await this.opener.openIn(directory, path.basename(checked.real), flags, checked.stats);
       } finally {
-        await directory.handle.close();
+        // The file is open: the directory's handle has done its work, and its close need not be waited for.
+        directory.handle.close().catch(() => undefined);
       }
     } catch (error) {
       throw this.failure(error, tool, checked.given);
@@ -574,9 +577,8 @@ export class Sandbox {
     const skipped = skipReason(stats, maxFileBytes);
     if (skipped !== undefined) return { path: checked.display, skipped };
     await this.beforeOpen?.(checked);
-    const handle = await this.openFile(checked, OPEN_FLAGS.read, tool);
+    const { handle, stats: opened } = await this.openFile(checked, OPEN_FLAGS.read, tool);
     try {
-      const opened = await handle.stat();
       this.assertAllowedType(opened, checked, tool);
       return { path: checked.display, content: await readAt(handle, 0, Math.min(opened.size, maxFileBytes)) };
     } finally {
