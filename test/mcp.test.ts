@@ -6,7 +6,7 @@ import type { RuntimeEvent } from "../src/events/runtime-event.js";
 import { Runtime } from "../src/index.js";
 import { importMcpSdk, MCP_SDK_PACKAGE } from "../src/mcp/mcp-sdk.js";
 import type { McpToolsetOptions } from "../src/mcp/mcp-toolset.js";
-import { type McpTool, McpToolset } from "../src/mcp/mcp-toolset.js";
+import { McpToolset } from "../src/mcp/mcp-toolset.js";
 import type { ModelRequest } from "../src/models/language-model.js";
 import { getPlugin } from "../src/plugins/plugin-registry.js";
 import { scriptedModel } from "../src/testing/index.js";
@@ -15,6 +15,7 @@ import type { ToolContext } from "../src/tools/tool.js";
 import { state as serverState } from "./fixtures/mcp/demo-server.mjs";
 // @ts-expect-error: a plain .mjs test fixture without types
 import { startHttpServer } from "./fixtures/mcp/http-server.mjs";
+import { eventually, mcpTool, mcpToolContext, processRuns } from "./support/mcp-harness.js";
 
 /** MCP-1 against real MCP servers built with the SDK: one spawned over stdio, one in process over HTTP. */
 
@@ -52,43 +53,21 @@ async function toolset(
   return created;
 }
 
-function tool(set: McpToolset, name: string): McpTool {
-  const found = set.tools().find((candidate) => (candidate as McpTool).mcpName === name);
-  if (!found) throw new Error(`no tool ${name}`);
-  return found as McpTool;
-}
+const tool = mcpTool;
 
 /** A tool context without a model or a run loop (SB-7). */
 function ctx(sessionId = "s1"): ToolContext {
-  return {
-    sessionId,
-    runId: `run-${sessionId}`,
-    agentId: "agent",
-    eventBus: bus,
-    signal: new AbortController().signal,
-    artifacts: [],
-  } as unknown as ToolContext;
+  return mcpToolContext(bus, sessionId);
 }
 
 function events(kind: string): RuntimeEvent[] {
   return bus.getHistory({ name: kind });
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const isAlive = processRuns;
 
-async function until(check: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function until(check: () => boolean, ms = 3000): Promise<void> {
+  return eventually("condition", check, ms);
 }
 
 async function statsOf(set: McpToolset, sessionId = "s1"): Promise<{ pid: number; calls: number }> {

@@ -87,9 +87,9 @@ const DEFAULT_TIMEOUT_MS = 60_000;
  * The `mcp` toolset (MCP-1): one MCP server's tools (filtered by an allow-list) as Keel tools named
  * `mcp__<id>__<tool>`, with the server's input schemas, arguments validated before each call. Connections are
  * made per call or pooled per session (released by `releaseSession`, all closed by `close`); identical
- * concurrent calls share one request; a pooled Streamable HTTP connection whose server forgot its session (404)
- * reconnects once and retries. `tool.mcp.connect`, `tool.mcp.call`, `tool.mcp.preflight` and `tool.mcp.close`
- * carry ids, mode, status and durations, never arguments or results.
+ * concurrent calls share one request; a pooled Streamable HTTP connection whose server forgot its session (see
+ * {@link isUnknownSession}) reconnects once and retries. `tool.mcp.connect`, `tool.mcp.call`,
+ * `tool.mcp.preflight` and `tool.mcp.close` carry ids, mode, status and durations, never arguments or results.
  *
  * @example
  * const github = await McpToolset.create({
@@ -291,9 +291,9 @@ export class McpToolset implements Toolset {
     try {
       return await connection.client.callTool({ name: mcpName, arguments: args }, undefined, request);
     } catch (error) {
-      // A restarted Streamable HTTP server answers 404 for the session it no longer knows: the request never
-      // ran, so reconnect once and send it again.
-      if (this.sdk.httpStatus(error) !== 404) throw error;
+      // A restarted Streamable HTTP server refuses the session it no longer knows: the request never ran, so
+      // reconnect once and send it again.
+      if (!isUnknownSession(this.sdk.httpStatus(error), (error as Error)?.message ?? "")) throw error;
       await this.dropPooled(sessionId, connection, ids);
       const fresh = await this.pooled(sessionId, ids, true);
       return await fresh.client.callTool({ name: mcpName, arguments: args }, undefined, request);
@@ -719,6 +719,24 @@ function errorCode(error: unknown): string {
   const code = (error as { code?: unknown })?.code;
   return code === undefined ? name : `${name} ${String(code)}`;
 }
+
+/**
+ * Whether a Streamable HTTP error is the server saying it does not know the session id the request carried (it
+ * restarted, or ended the session), so it refused the request before any handler ran and sending it again on a
+ * new session cannot run a tool twice. The MCP spec prescribes 404 for this. The reference server-everything
+ * (an Express app written after the SDK's examples, as many servers are) answers 400 with JSON-RPC error -32000
+ * "Bad Request: No valid session ID provided" instead; the SDK's `StreamableHTTPError` carries the status as
+ * `code` and the response body in its message. So a 400 counts only when its text says the session id is not
+ * valid or unknown: any other 400 (a malformed request, a missing header) may have been about the request itself
+ * and is not retried. See docs/decisions/0008-mcp-stale-session.md.
+ */
+export function isUnknownSession(status: number | undefined, message: string): boolean {
+  if (status === 404) return true;
+  return status === 400 && UNKNOWN_SESSION_TEXT.test(message);
+}
+
+const UNKNOWN_SESSION_TEXT =
+  /\b(?:no valid|not a valid|invalid|unknown|expired) session\b|\bsession(?: id)? (?:not found|is not valid|is invalid|is unknown|unknown|expired|has expired)\b/i;
 
 /** JSON with object keys sorted, so `{a, b}` and `{b, a}` are the same call. */
 export function canonicalJson(value: unknown): string {
