@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import type { RuntimeEvent } from "../events/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
@@ -39,9 +39,9 @@ const DATA_KEYS = new Set([
 
 /**
  * A run's folder (SB-6): `<root>/runs/<run-id>/{logs/tools.jsonl, logs/errors.jsonl, events.jsonl, workspace/,
- * deliverables/, archive/}`. Made when the run starts; every write is appended synchronously, so the files are
- * whole up to the last finished call whatever happens to the process. A failed write is logged, never thrown:
- * the run's outcome does not depend on its log files.
+ * deliverables/, archive/}`. Made when the run starts; every write is appended synchronously (the files stay
+ * open until {@link close}), so they are whole up to the last finished call whatever happens to the process.
+ * A failed write is logged, never thrown: the run's outcome does not depend on its log files.
  */
 export class RunFolder {
   readonly dir: string;
@@ -50,6 +50,8 @@ export class RunFolder {
   readonly archiveDir: string;
   readonly logsDir: string;
   private warned = false;
+  /** The log files this folder appends to, opened on first use and kept open until {@link close}. */
+  private readonly appending = new Map<string, number>();
 
   constructor(
     rootDir: string,
@@ -117,9 +119,27 @@ export class RunFolder {
     this.append(path.join(this.dir, "events.jsonl"), text);
   }
 
+  /** Close the files kept open for appending (idempotent; a later append opens them again). */
+  close(): void {
+    for (const fd of this.appending.values()) {
+      try {
+        closeSync(fd);
+      } catch (error) {
+        this.warn(error);
+      }
+    }
+    this.appending.clear();
+  }
+
   private append(file: string, text: string): void {
     try {
-      appendFileSync(file, text);
+      let fd = this.appending.get(file);
+      if (fd === undefined) {
+        fd = openSync(file, "a");
+        this.appending.set(file, fd);
+      }
+      const bytes = Buffer.from(text);
+      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
     } catch (error) {
       this.warn(error);
     }

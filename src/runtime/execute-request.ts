@@ -253,7 +253,10 @@ async function finish(
   const { log, request, sessionManager } = input;
   const storedSequence = stored.sequence;
   log.close();
-  stored.folder?.writeEvents(log.events);
+  if (stored.folder !== undefined) {
+    stored.folder.writeEvents(log.events);
+    stored.folder.close();
+  }
   record.status = runStatusOf(result.termination);
   record.stopReason = result.stopReason;
   record.termination = result.termination;
