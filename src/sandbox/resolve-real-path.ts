@@ -1,5 +1,5 @@
 import type { Stats } from "node:fs";
-import { lstat, readlink } from "node:fs/promises";
+import { lstatSync, readlinkSync } from "node:fs";
 import path from "node:path";
 
 /** Where a path really leads, symlinks followed, whether or not its last components exist yet. */
@@ -59,7 +59,7 @@ export async function resolveRealPath(absolute: string, from?: string): Promise<
     const next = path.join(current, segment);
     let stats: Stats;
     try {
-      stats = await lstat(next);
+      stats = lstatSync(next);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       missing.push(segment);
@@ -74,7 +74,7 @@ export async function resolveRealPath(absolute: string, from?: string): Promise<
     if (++links > MAX_SYMLINKS) {
       throw Object.assign(new Error(`too many symbolic links in ${absolute}`), { code: "ELOOP" });
     }
-    const target = await readlink(next);
+    const target = readlinkSync(next);
     if (path.isAbsolute(target)) current = path.parse(target).root;
     const targetSegments = target.split(path.sep);
     for (let index = targetSegments.length - 1; index >= 0; index--) pending.push(targetSegments[index]!);
@@ -91,7 +91,7 @@ export async function resolveRealPath(absolute: string, from?: string): Promise<
   return {
     real: current,
     exists: true,
-    stats: currentStats ?? (await lstat(current)),
+    stats: currentStats ?? lstatSync(current),
     existingAncestor: path.dirname(current),
     missing,
   };

@@ -1,5 +1,5 @@
 // Long because SB-2 is one guarded procedure per operation: check, open verified, bound; kept in one place.
-import type { Stats } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import { type FileHandle, lstat, mkdir, opendir, realpath, unlink } from "node:fs/promises";
 import path from "node:path";
 import { SandboxError, ToolError } from "../errors/error-classes.js";
@@ -326,7 +326,7 @@ export class Sandbox {
             truncated = true;
             break;
           }
-          const stats = await lstat(this.opener.pathIn(directory, entry.name)).catch(() => undefined);
+          const stats = lstatOrUndefined(this.opener.pathIn(directory, entry.name));
           if (stats === undefined) continue;
           const listed: ListEntry = {
             path: joinDisplay(current.display, entry.name),
@@ -374,7 +374,7 @@ export class Sandbox {
         const subdirectories: typeof pending = [];
         for (const name of names) {
           const display = joinDisplay(current.display, name);
-          const stats = await lstat(this.opener.pathIn(directory, name)).catch(() => undefined);
+          const stats = lstatOrUndefined(this.opener.pathIn(directory, name));
           if (stats === undefined) continue;
           if (stats.isDirectory()) {
             subdirectories.push({ real: path.join(current.real, name), stats, display });
@@ -683,4 +683,16 @@ function changed(tool: string, given: string): SandboxError {
       "place); nothing was read or written.",
     { code: ERROR_CODES.SANDBOX_PATH_CHANGED, hint: "Something else is changing the workspace concurrently" },
   );
+}
+
+/**
+ * `lstat` of a listed name, or undefined when it went away meanwhile. Synchronous like the path checks: a few µs
+ * against tens for a trip to the thread pool per entry (decision 0004).
+ */
+function lstatOrUndefined(target: string): Stats | undefined {
+  try {
+    return lstatSync(target);
+  } catch {
+    return undefined;
+  }
 }
