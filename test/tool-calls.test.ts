@@ -298,3 +298,45 @@ describe("tool calls: one result per call (LC-7)", () => {
     await runtime.close();
   });
 });
+
+describe("a ToolResult with ok: false (SB-5)", () => {
+  it("fails the call with the result's error code while the model sees the whole result", async () => {
+    const build = defineTool({
+      name: "build",
+      description: "Build the project",
+      inputSchema: z.object({}),
+      execute: () => ({
+        ok: false,
+        summary: "make exited 2",
+        data: { stderr: "make: *** No rule to make target 'all'" },
+        artifacts: [],
+        error: { code: "shell.exit_status", message: "make exited 2" },
+      }),
+    });
+    const { runtime, model } = await runtimeWith(
+      [{ toolCalls: [toolCall("build", {})] }, { toolCalls: [toolCall("build", {})] }, { text: "broken" }],
+      { tools: [build] },
+    );
+    const events: { kind: string; payload: Record<string, unknown> }[] = [];
+    runtime.eventBus.subscribe("*", (event) => {
+      events.push({ kind: event.kind, payload: event.payload });
+    });
+    const chunks = await collect(runtime.stream({ agentId: "a", inputText: "go" }));
+    expect(chunks.filter((chunk) => chunk.kind === "tool.finished")).toHaveLength(2);
+    const failed = events.filter((event) => event.kind === "tool.failed");
+    expect(failed.map((event) => [event.payload.code, event.payload.error])).toEqual([
+      ["shell.exit_status", "make exited 2"],
+      ["shell.exit_status", "make exited 2"],
+    ]);
+    expect(events.some((event) => event.kind === "tool.completed")).toBe(false);
+    const [message] = toolMessages(model.requests[1]!.messages);
+    expect(message!.isError).toBe(true);
+    expect(JSON.parse(message!.content)).toMatchObject({
+      ok: false,
+      summary: "make exited 2",
+      data: { stderr: "make: *** No rule to make target 'all'" },
+      error: { code: "shell.exit_status" },
+    });
+    await runtime.close();
+  });
+});

@@ -9,7 +9,7 @@ import type { ResumeMode } from "../runtime/run-types.js";
 import { asToolError } from "../tools/executors/safe-tool-executor.js";
 import { formatToolError, formatToolResult } from "../tools/format-tool-result.js";
 import { isSuspendToolCall } from "../tools/suspend-tool-call.js";
-import type { Tool } from "../tools/tool.js";
+import { isToolResult, type Tool, type ToolResult } from "../tools/tool.js";
 import {
   isBatchToolExecutor,
   isPolicyToolExecutor,
@@ -249,6 +249,8 @@ function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecor
     case "cancelled":
       state.status = prior.status;
       state.error = prior.error ?? { code: ERROR_CODES.TOOL_ERROR, message: "failed" };
+      // A failed call that returned a ToolResult (`ok: false`) shows the model that result again.
+      if (prior.result !== undefined) state.result = prior.result;
       return true;
     case "suspended":
       return prior.decision === undefined ? staySuspended(state, prior) : applyDecision(driver, entry, prior);
@@ -597,6 +599,8 @@ function settleOutcome(
     suspend(driver, state, suspension.reason, suspension.resumeMode, suspension.responseSchema);
   } else if (recovered !== undefined) {
     succeed(driver, entry, recovered, durationMs);
+  } else if (result.exception === undefined && isToolResult(result.data)) {
+    failWithResult(driver, entry, result.data, durationMs);
   } else {
     const exception = asToolError(result.exception ?? new Error(result.error ?? "tool failed"), state.toolId);
     if (result.metadata.cancelled === true) {
@@ -620,28 +624,43 @@ function settleOutcome(
 function succeed(driver: RunDriver, entry: StagedCall, output: unknown, durationMs: number): void {
   const { state } = entry;
   state.status = transitionToolCall(state.status, "succeeded");
-  // A large output becomes a run artifact before anything records it: the transcript, the events and the
-  // logs see only its reference (SB-5).
-  let data = output;
+  const data = offloaded(driver, state, output);
+  state.result = data;
+  driver.ctx.toolResults.push({ toolCallId: state.id, toolId: state.toolId, result: data, success: true });
+  driver.log.emit("tool.completed", { toolCallId: state.id, toolId: state.toolId, result: data, durationMs });
+  if (driver.runFolder !== undefined) logCall(driver, state, "succeeded", durationMs, data);
+}
+
+/**
+ * A large output becomes a run artifact before anything records it: the transcript, the events and the logs see
+ * only its reference (SB-5). Anything within `large_output_bytes` is returned as it is.
+ */
+function offloaded(driver: RunDriver, state: ToolCallState, output: unknown): unknown {
   const large = offloadLargeOutput(
     output,
     driver.largeOutputBytes,
     { toolCallId: state.id, toolId: state.toolId },
     driver.runFolder,
   );
-  if (large !== undefined) {
-    data = large.result;
-    driver.ctx.artifacts.push(large.artifact);
-    driver.log.emit("artifact", {
-      name: large.artifact.name,
-      kind: large.artifact.kind,
-      payload: large.result.artifacts[large.result.artifacts.length - 1],
-    });
-  }
-  state.result = data;
-  driver.ctx.toolResults.push({ toolCallId: state.id, toolId: state.toolId, result: data, success: true });
-  driver.log.emit("tool.completed", { toolCallId: state.id, toolId: state.toolId, result: data, durationMs });
-  if (driver.runFolder !== undefined) logCall(driver, state, "succeeded", durationMs, data);
+  if (large === undefined) return output;
+  driver.ctx.artifacts.push(large.artifact);
+  driver.log.emit("artifact", {
+    name: large.artifact.name,
+    kind: large.artifact.kind,
+    payload: large.result.artifacts[large.result.artifacts.length - 1],
+  });
+  return large.result;
+}
+
+/**
+ * A call whose ToolResult says `ok: false` (SB-5): failed — `tool.failed` with the result's error code, counted
+ * as an error — while the transcript keeps the result itself, so the model sees its summary and data.
+ */
+function failWithResult(driver: RunDriver, entry: StagedCall, output: ToolResult, durationMs: number): void {
+  const data = offloaded(driver, entry.state, output) as ToolResult;
+  entry.state.result = data;
+  const error = data.error ?? { code: ERROR_CODES.TOOL_ERROR, message: data.summary };
+  fail(driver, entry.state, error.code, error.message, durationMs, "failed", undefined, data);
 }
 
 /** A finished call's line in the run folder's `tools.jsonl` (and `errors.jsonl`), SB-6. */
@@ -687,6 +706,7 @@ function fail(
   durationMs?: number,
   status: "failed" | "cancelled" = "failed",
   rule?: string,
+  result?: ToolResult,
 ): void {
   state.status = transitionToolCall(state.status, status);
   state.error = { code, message };
@@ -699,7 +719,7 @@ function fail(
   if (rule !== undefined) payload.rule = rule;
   if (durationMs !== undefined) payload.durationMs = durationMs;
   driver.log.emit("tool.failed", payload);
-  if (driver.runFolder !== undefined) logCall(driver, state, status, durationMs ?? 0, undefined, rule);
+  if (driver.runFolder !== undefined) logCall(driver, state, status, durationMs ?? 0, result, rule);
 }
 
 function suspend(
@@ -728,11 +748,13 @@ function appendResults(driver: RunDriver, states: readonly ToolCallState[]): voi
   for (const state of states) {
     if (state.status === "suspended") continue;
     const failed = state.status !== "succeeded";
-    const content = failed
-      ? state.error?.message === INTERRUPTED
-        ? INTERRUPTED
-        : formatToolError(state.error?.code ?? ERROR_CODES.TOOL_ERROR, state.error?.message ?? "failed")
-      : formatToolResult(state.result);
+    const content = !failed
+      ? formatToolResult(state.result)
+      : state.result !== undefined
+        ? formatToolResult(state.result)
+        : state.error?.message === INTERRUPTED
+          ? INTERRUPTED
+          : formatToolError(state.error?.code ?? ERROR_CODES.TOOL_ERROR, state.error?.message ?? "failed");
     driver.appendMessage(
       failed
         ? { role: "tool", toolCallId: state.id, toolName: state.toolId, content, isError: true }

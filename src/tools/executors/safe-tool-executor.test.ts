@@ -128,6 +128,27 @@ describe("SafeToolExecutor", () => {
     expect(add).not.toHaveBeenCalled();
   });
 
+  it("a ToolResult with ok false is an unsuccessful call that keeps its result (SB-5: success = ok)", async () => {
+    const failed = { ok: false, summary: "make exited 2", data: { stderr: "no rule" }, artifacts: [] };
+    const withError = { ...failed, error: { code: "shell.exit_status", message: "make exited 2 (stderr)" } };
+    const executor = new SafeToolExecutor();
+    expect(await executor.execute(makeRequest(makeTool(() => failed)))).toEqual({
+      toolId: "probe",
+      success: false,
+      data: failed,
+      error: "make exited 2",
+      metadata: { timeoutMs: 30_000 },
+    });
+    expect((await executor.execute(makeRequest(makeTool(() => withError)))).error).toBe(
+      "make exited 2 (stderr)",
+    );
+    const ok = { ...failed, ok: true };
+    expect(await executor.execute(makeRequest(makeTool(() => ok)))).toMatchObject({
+      success: true,
+      data: ok,
+    });
+  });
+
   it("turns a sync throw into a ToolError keeping the message and cause", async () => {
     const thrown = new Error("bad input");
     const result = await new SafeToolExecutor().execute(

@@ -3,7 +3,7 @@ import { ToolCancelledError, ToolError, ToolTimeoutError } from "../../errors/er
 import { KeelError } from "../../errors/keel-error.js";
 import { deadlines } from "../../util/deadline-queue.js";
 import { isSuspendToolCall } from "../suspend-tool-call.js";
-import { isStreamingTool, type ToolStreamPart } from "../tool.js";
+import { isStreamingTool, isToolResult, type ToolStreamPart } from "../tool.js";
 import type { ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
 
 export const safeToolExecutorConfigSchema = z.object({
@@ -109,7 +109,20 @@ function cancelledError(request: ToolExecutionRequest): ToolCancelledError {
   return new ToolCancelledError(`Tool '${request.toolId}' cancelled before completion`);
 }
 
+/**
+ * A returned value as an execution result: a ToolResult whose `ok` is false is an unsuccessful call that keeps its
+ * result (SB-5: `success = ok`), so the model still sees its summary and data — a command's stderr, say.
+ */
 function success(request: ToolExecutionRequest, data: unknown, timeoutMs: number): ToolExecutionResult {
+  if (isToolResult(data) && !data.ok) {
+    return {
+      toolId: request.toolId,
+      success: false,
+      data,
+      error: data.error?.message ?? data.summary,
+      metadata: { timeoutMs },
+    };
+  }
   return { toolId: request.toolId, success: true, data, metadata: { timeoutMs } };
 }
 
