@@ -397,7 +397,7 @@ describe("in a ReAct run", () => {
         "export const memory = {",
         "  inject() {}, writeback() {},",
         "  retrieve: (query) => remembered.filter((c) => c.includes(query)).map((content) => ({ content })),",
-        "  write: (input) => { remembered.push(input.content); return { id: `m${remembered.length}` }; },",
+        '  write: (input) => { remembered.push(input.content); return { id: "m" + remembered.length }; },',
         "};",
       ].join("\n"),
     );
