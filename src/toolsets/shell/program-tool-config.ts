@@ -7,7 +7,7 @@ import type { ProgramToolOptions } from "./run-program.js";
 const positiveInt = z.number().int().positive();
 
 /** The config of the `shell_exec` and `execute_command` tool types (strict: an unknown key is an error). */
-export const PROGRAM_TOOL_CONFIG = z.strictObject({
+export const PROGRAM_TOOL_CONFIG = z.object({
   command_allowlist: z.array(z.string().min(1)).optional(),
   timeout_ms: positiveInt.optional(),
   capture_bytes: positiveInt.optional(),

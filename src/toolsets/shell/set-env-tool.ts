@@ -159,7 +159,7 @@ function checkValue(name: string, value: string): void {
   }
 }
 
-const SET_ENV_CONFIG = z.strictObject({
+const SET_ENV_CONFIG = z.object({
   allow: z.array(z.string().min(1)).optional(),
   deny: z.array(z.string().min(1)).optional(),
   require_approval: z.boolean().optional(),

@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { quotedNode as node, shellWorkspace } from "../../../test/support/shell-tools.js";
 import { Runtime } from "../../index.js";
+import { getLogger } from "../../logging/logger.js";
 import { scriptedModel } from "../../testing/index.js";
 
 /** shell_exec, execute_command and set_env in runs: off unless `permissions.enable` has shell (SB-3). */
@@ -89,20 +90,29 @@ describe("shell tools in a run", () => {
   });
 
   it.each([
-    ["shell_exec", { command_alowlist: ["ls"] }],
-    ["execute_command", { timeout: 5 }],
-    ["set_env", { alow: ["A"] }],
-  ])("%s: a misspelt config key is an error, not a silently dropped limit", async (type, config) => {
-    const load = async () => {
-      const runtime = await Runtime.fromDict({
-        agents: [agent(scriptedModel([{ text: "x" }]), [{ id: type, type, config }])],
+    ["shell_exec", { command_alowlist: ["ls"] }, "command_allowlist"],
+    ["execute_command", { timeout: 5 }, "timeout_ms"],
+    ["set_env", { alow: ["A"] }, "allow"],
+  ])(
+    "%s: a misspelt config key is warned about by name, with the keys it may have meant (RT-3)",
+    async (type, config, known) => {
+      const warnings: string[] = [];
+      const warn = vi.spyOn(getLogger(), "warn").mockImplementation((message: string) => {
+        warnings.push(message);
       });
       try {
+        const runtime = await Runtime.fromDict({
+          agents: [agent(scriptedModel([{ text: "x" }]), [{ id: type, type, config }])],
+        });
         await runtime.run({ agentId: "a", inputText: "x" });
-      } finally {
         await runtime.close();
+      } finally {
+        warn.mockRestore();
       }
-    };
-    await expect(load()).rejects.toThrow(new RegExp(Object.keys(config)[0]!));
-  });
+      const [key] = Object.keys(config);
+      expect(warnings).toContainEqual(
+        expect.stringMatching(new RegExp(`unknown config key "${key}" is ignored \\(known keys: .*${known}`)),
+      );
+    },
+  );
 });
