@@ -423,8 +423,31 @@ describe("the mcp tool type in a Runtime", () => {
         "tool.mcp.call",
       ]);
       expect(seen.find((event) => event.kind === "tool.mcp.call")?.runId).toBe(result.runId);
+      // What happens within the run (the probe's connect, the preflight, the call) is in its numbered log, in
+      // order between the run's own events; the connect and close while loading belong to no run.
+      const numbered = seen.filter((event) => event.sequence > 0);
+      expect(numbered.map((event) => event.kind)).toEqual([
+        "tool.mcp.connect",
+        "tool.mcp.preflight",
+        "tool.preflight",
+        "tool.preflight",
+        "tool.mcp.call",
+      ]);
+      expect(numbered.every((event) => event.runId === result.runId)).toBe(true);
+      const logged: string[] = [];
+      for await (const chunk of runtime.attach(result.runId)) logged.push(chunk.kind);
+      expect(logged.filter((kind) => kind.startsWith("tool."))).toEqual([
+        "tool.mcp.connect",
+        "tool.mcp.preflight",
+        "tool.preflight",
+        "tool.preflight",
+        "tool.started",
+        "tool.mcp.call",
+        "tool.finished",
+      ]);
       await runtime.releaseSession("s");
       expect(seen.at(-1)?.kind).toBe("tool.mcp.close");
+      expect(seen.at(-1)?.sequence).toBe(0);
     } finally {
       await runtime.close();
     }

@@ -20,6 +20,8 @@ export interface ToolCallHost {
   readonly runFolder?: RunFolder | undefined;
   /** Emit a `tool.delta` for a call. */
   emitToolDelta(toolCallId: string, toolId: string, text: string): void;
+  /** Record a tool's own event in the run's numbered log. */
+  emit(kind: string, payload: Record<string, unknown>): void;
 }
 
 /**
@@ -91,6 +93,9 @@ export class ToolCallContext implements ToolContext, ToolExecutionRequest {
   }
   emitDelta(text: string): void {
     this.host.emitToolDelta(this.toolCallId, this.toolId, text);
+  }
+  emitEvent(kind: string, payload: Record<string, unknown>): void {
+    this.host.emit(kind, payload);
   }
 
   // ── RunContext, read through ──

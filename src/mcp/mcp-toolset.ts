@@ -79,6 +79,8 @@ interface EventIds {
   sessionId?: string;
   agentId?: string;
   eventBus?: EventBus;
+  /** The run's numbered log, when the event belongs to a call or a preflight of a run. */
+  record?: (kind: string, payload: Record<string, unknown>) => void;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -510,8 +512,15 @@ export class McpToolset implements Toolset {
     });
   }
 
-  /** Publish a `tool.mcp.*` event tagged with the run's ids (outside the run's numbered log). */
+  /**
+   * A `tool.mcp.*` event: in the run's numbered log when it happens within a run's call or preflight, else (a
+   * connect while loading, a close at `releaseSession` or `close()`) published on the bus with what ids it has.
+   */
   private emit(kind: string, payload: Record<string, unknown>, ids: EventIds): void {
+    if (ids.record !== undefined) {
+      ids.record(kind, payload);
+      return;
+    }
     const bus = ids.eventBus ?? this.fallbackBus();
     if (bus === undefined) return;
     bus.publish(
@@ -704,8 +713,9 @@ function missingNames(allow: readonly string[] | undefined, listed: readonly Mcp
   return allow.filter((name) => !names.has(name));
 }
 
-function idsOf(ctx: Partial<RunContext>): EventIds {
+function idsOf(ctx: Partial<RunContext> & Pick<Partial<ToolContext>, "emitEvent">): EventIds {
   const ids: EventIds = {};
+  if (typeof ctx.emitEvent === "function") ids.record = ctx.emitEvent.bind(ctx);
   if (ctx.runId !== undefined) ids.runId = ctx.runId;
   if (ctx.sessionId !== undefined) ids.sessionId = ctx.sessionId;
   if (ctx.agentId !== undefined) ids.agentId = ctx.agentId;

@@ -295,6 +295,8 @@ async function preflight(input: ExecuteRequestInput): Promise<void> {
         agentId: agent.id,
         sessionId: request.sessionId,
         runId: request.runId,
+        // What a tool's preflight does (an MCP server listing its tools) is in the run's log too.
+        emitEvent: (kind: string, payload: Record<string, unknown>) => log.emit(kind, payload),
       } as never);
       log.emit("tool.preflight", { toolId, result: "ok", durationMs: performance.now() - startedAt });
     } catch (error) {

@@ -57,6 +57,11 @@ export interface ToolContext extends RunContext {
   readonly runFolder?: RunFolder | undefined;
   /** Stream a piece of text out as a `tool.delta` event. */
   emitDelta(text: string): void;
+  /**
+   * Record an event in the run's numbered log (the bus, `stream()`, `events.jsonl` see it), for a tool whose
+   * work has events of its own (`tool.mcp.*`). Absent where a tool runs outside a run.
+   */
+  emitEvent?(kind: string, payload: Record<string, unknown>): void;
 }
 
 export type ToolStreamPart = { type: "delta"; text: string } | { type: "result"; data: unknown };
