@@ -61,6 +61,15 @@ export {
   transitionToolCall,
 } from "./loop/run-status.js";
 export { runStatusOf, stopReasonOf } from "./loop/termination.js";
+export type { McpToolData } from "./mcp/mcp-result.js";
+export { MCP_SDK_PACKAGE } from "./mcp/mcp-sdk.js";
+export {
+  type McpConnectionMode,
+  type McpServerConfig,
+  McpTool,
+  McpToolset,
+  type McpToolsetOptions,
+} from "./mcp/mcp-toolset.js";
 export type { Memory } from "./memory/memory.js";
 export {
   canRecall,
