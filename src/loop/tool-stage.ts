@@ -680,7 +680,7 @@ function logCall(
     startedAt: new Date(Date.now() - durationMs).toISOString(),
     durationMs,
     summary: status === "succeeded" ? summarizeValue(data) : summarizeValue(state.error?.message ?? ""),
-    artifacts: isToolResultLike(data) ? data.artifacts : [],
+    artifacts: isToolResult(data) ? data.artifacts : [],
   };
   if (status !== "succeeded") {
     line.error = {
@@ -690,12 +690,6 @@ function logCall(
     if (rule !== undefined) line.error.rule = rule;
   }
   driver.runFolder!.recordTool(line);
-}
-
-function isToolResultLike(value: unknown): value is { artifacts: ToolLogLine["artifacts"] } {
-  return (
-    typeof value === "object" && value !== null && Array.isArray((value as { artifacts?: unknown }).artifacts)
-  );
 }
 
 function fail(
@@ -748,9 +742,9 @@ function appendResults(driver: RunDriver, states: readonly ToolCallState[]): voi
   for (const state of states) {
     if (state.status === "suspended") continue;
     const failed = state.status !== "succeeded";
-    const content = !failed
-      ? formatToolResult(state.result)
-      : state.result !== undefined
+    // A failed call shows its result when it returned one (`ok: false`), else its error.
+    const content =
+      !failed || state.result !== undefined
         ? formatToolResult(state.result)
         : state.error?.message === INTERRUPTED
           ? INTERRUPTED

@@ -1,3 +1,4 @@
+import { ToolError } from "../errors/error-classes.js";
 import type { RunContext } from "../loop/run-context.js";
 
 /** One remembered thing. */
@@ -77,12 +78,12 @@ export async function recallFrom(
 ): Promise<MemoryHit[]> {
   if (typeof store.recall === "function") {
     const hits = await store.recall(input, ctx);
-    if (!Array.isArray(hits)) throw new TypeError("the memory store's recall returned no array");
+    if (!Array.isArray(hits)) throw new ToolError("the memory store's recall returned no array");
     return hits.map((hit) => ({ ...hit, source: hit.source ?? "store" }));
   }
   if (typeof store.retrieve !== "function") return [];
   const records = await store.retrieve(input.query, ctx);
-  if (!Array.isArray(records)) throw new TypeError("the memory plugin's retrieve returned no array");
+  if (!Array.isArray(records)) throw new ToolError("the memory plugin's retrieve returned no array");
   const hits: MemoryHit[] = [];
   for (const [index, record] of records.entries()) {
     const hit = hitOfRecord(record, index, records.length);

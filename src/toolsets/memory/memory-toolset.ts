@@ -131,12 +131,7 @@ export function createMemoryToolset(options: MemoryToolsetOptions = {}): MemoryT
       const hits: MemoryHit[] = [];
       if (store !== undefined) {
         const input = { query, ...(scope === undefined ? {} : { scope }), limit: wanted };
-        try {
-          hits.push(...(await recallFrom(store, input, ctx)));
-        } catch (error) {
-          if (error instanceof TypeError) throw new ToolError(error.message, { cause: error });
-          throw error;
-        }
+        hits.push(...(await recallFrom(store, input, ctx)));
       }
       if (writeMode === "candidate") {
         const byId = new Map<string, MemoryEntry>();
