@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, Runtime } from "../src/index.js";
+import { defineTool, type Logger, Runtime, setLogger } from "../src/index.js";
 import { FakeModelServer, jsonReply } from "./support/fake-model-server.js";
+import { collect } from "./support/harness.js";
 import { openAIIssues } from "./support/openai-openapi.js";
 import { anthropicTurn, chatTurn } from "./support/provider-replies.js";
 
@@ -334,5 +335,93 @@ describe("the ReAct loop over the openai_compatible provider", () => {
     ]);
     expect(result.usage).toMatchObject({ llmCalls: 2, inputTokens: 220, outputTokens: 23 });
     expect(result.usage.costUsd).toBeCloseTo((220 * 0.15 + 23 * 0.6) / 1e6, 12);
+  });
+});
+
+// ── Cost budgets and the price table ─────────────────────────────────────────────────────────────────────────
+
+describe("a cost budget over an HTTP provider", () => {
+  const toolTurn = (usage: { prompt_tokens: number; completion_tokens: number }, model: string) =>
+    chatTurn({
+      deltas: [
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            {
+              index: 0,
+              id: "call_1",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city":"Oslo"}' },
+            },
+          ],
+        },
+      ],
+      finish: "tool_calls",
+      usage,
+      model,
+    });
+
+  it("is enforced for a dated snapshot id, priced as its family", async () => {
+    server.reply(toolTurn({ prompt_tokens: 100_000, completion_tokens: 10 }, "gpt-4o-2024-08-06"));
+    const keel = await runtimeFor({
+      provider: "openai_compatible",
+      api_base: `${server.url}/v1`,
+      model: "gpt-4o-2024-08-06",
+    });
+    const result = await keel.runDetailed({
+      agentId: "weather",
+      inputText: "Weather?",
+      budget: { maxCostUsd: 0.1 },
+    });
+    expect(result.stopReason).toBe("budget_exhausted");
+    // 100,000 input × $2.50 + 10 output × $10, per 1M tokens: gpt-4o's rates.
+    expect(result.usage.costUsd).toBeCloseTo(0.2501, 9);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("with a model Keel has no price for, says so in an event and a warning naming the model and llm.pricing", async () => {
+    const warnings: { message: string; details: Record<string, unknown> | undefined }[] = [];
+    const ignore = (): void => {};
+    const previous: Logger = setLogger({
+      debug: ignore,
+      info: ignore,
+      warn: (message, details) => void warnings.push({ message, details }),
+      error: ignore,
+    });
+    try {
+      server.reply(
+        toolTurn({ prompt_tokens: 100, completion_tokens: 10 }, "my-local-llama"),
+        chatTurn({
+          deltas: [{ role: "assistant", content: "Rainy." }],
+          finish: "stop",
+          usage: { prompt_tokens: 120, completion_tokens: 2 },
+          model: "my-local-llama",
+        }),
+      );
+      const keel = await runtimeFor({
+        provider: "openai_compatible",
+        api_base: `${server.url}/v1`,
+        model: "my-local-llama",
+      });
+      const chunks = await collect(
+        keel.stream({ agentId: "weather", inputText: "Weather?", budget: { maxCostUsd: 0.000001 } }),
+      );
+      const skipped = chunks.filter((chunk) => chunk.kind === "budget.cost_skipped");
+      expect(skipped.map((chunk) => chunk.payload)).toEqual([
+        { limit: 0.000001, reason: "cost_unavailable", model: "my-local-llama" },
+      ]);
+      // Announced before the first model call, not after money was spent.
+      const firstCall = chunks.findIndex((chunk) => chunk.kind === "llm.called");
+      expect(chunks.indexOf(skipped[0]!)).toBeLessThan(firstCall);
+      expect(chunks.at(-1)?.result).toMatchObject({ stopReason: "completed", usage: { costUsd: null } });
+      const budgetWarnings = warnings.filter((warning) => warning.message.includes("maxCostUsd"));
+      expect(budgetWarnings).toHaveLength(1);
+      expect(budgetWarnings[0]!.message).toContain('"my-local-llama"');
+      expect(budgetWarnings[0]!.message).toContain("llm.pricing");
+      expect(budgetWarnings[0]!.details).toMatchObject({ model: "my-local-llama", limit: 0.000001 });
+    } finally {
+      setLogger(previous);
+    }
   });
 });

@@ -1,6 +1,8 @@
 /** Every error Keel raises or returns extends {@link KeelError}: a dotted string `code`, a `hint` that says what
  * to do, and `retryable`, the one fact durable resume and the `retry` executor act on. */
 
+import { redactSecrets, redactSecretsIn } from "../logging/redact-secrets.js";
+
 export interface KeelErrorContext {
   agentId?: string;
   sessionId?: string;
@@ -39,14 +41,19 @@ export class KeelError extends Error {
   context: KeelErrorContext;
   readonly [BRAND] = true;
 
+  // Text that reaches an error (a provider's body that echoes the API key, say) is redacted of known secrets
+  // here, once, so the message, stack, hint, context and cause chain never carry one wherever the error goes.
   constructor(message: string, options: KeelErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      redactSecrets(message),
+      options.cause === undefined ? undefined : { cause: redactSecretsIn(options.cause) },
+    );
     this.name = new.target.name;
     this.code = options.code ?? "error.keel";
-    this.hint = options.hint;
+    this.hint = options.hint === undefined ? undefined : redactSecrets(options.hint);
     this.docsUrl = options.docsUrl;
     this.retryable = options.retryable ?? false;
-    this.context = { ...options.context };
+    this.context = redactSecretsIn({ ...options.context });
   }
 
   /** True for any Keel error, also one created by another copy of the package. */
@@ -70,27 +77,28 @@ export function isRetryable(error: unknown): boolean {
 /** Serialisable details of any thrown value; the cause chain is followed three levels deep. */
 export function toErrorDetails(error: unknown, depth = 0): ErrorDetails {
   if (KeelError.isInstance(error)) {
+    // Redacted again: a context is mutable, and an error made before its key was registered is not clean.
     const details: ErrorDetails = {
       code: error.code,
-      message: firstLine(error.message),
+      message: redactSecrets(firstLine(error.message)),
       retryable: error.retryable,
-      context: { ...error.context },
+      context: redactSecretsIn({ ...error.context }),
     };
-    if (error.hint !== undefined) details.hint = error.hint;
+    if (error.hint !== undefined) details.hint = redactSecrets(error.hint);
     if (error.cause !== undefined && depth < 3) details.cause = toErrorDetails(error.cause, depth + 1);
     return details;
   }
   if (error instanceof Error) {
     const details: ErrorDetails = {
       code: "error.unknown",
-      message: firstLine(error.message) || error.name,
+      message: redactSecrets(firstLine(error.message)) || error.name,
       retryable: isRetryable(error),
       context: {},
     };
     if (error.cause !== undefined && depth < 3) details.cause = toErrorDetails(error.cause, depth + 1);
     return details;
   }
-  return { code: "error.unknown", message: String(error), retryable: false, context: {} };
+  return { code: "error.unknown", message: redactSecrets(String(error)), retryable: false, context: {} };
 }
 
 function firstLine(text: string): string {

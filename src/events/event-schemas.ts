@@ -53,9 +53,9 @@ const ROWS: readonly SchemaRow[] = [
   ["usage.updated", "usage", "", "The run's token and cost totals changed after a model call."],
   [
     "budget.cost_skipped",
-    "limit reason",
+    "limit reason model",
     "",
-    "`maxCostUsd` is set but the cost is unknown, so the cost limit is not enforced; emitted once per run.",
+    "`maxCostUsd` is set but the cost is unknown (`model` has no price), so the cost limit is not enforced; emitted once per run.",
   ],
   // tools
   ["tool.started", "toolCallId toolId params", "", "A tool call passed its gate and began to execute."],

@@ -2,6 +2,7 @@ import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { getLogger } from "../logging/logger.js";
+import { redactSecrets } from "../logging/redact-secrets.js";
 import { type EventBus, type EventHandler, RuntimeEvent } from "./runtime-event.js";
 
 /** The keys `file_logging` redacts unless told otherwise. */
@@ -107,7 +108,8 @@ export class FileLoggingEventBus implements EventBus {
       });
       return;
     }
-    this.lines.push(line);
+    // Known secret values (an API key a gateway echoed into an error) are redacted wherever they sit.
+    this.lines.push(redactSecrets(line));
     if (this.writing === null) this.writing = this.writeLoop();
   }
 

@@ -1,3 +1,4 @@
+import { hasSecrets, redactSecretsIn } from "../logging/redact-secrets.js";
 import type { EventBus } from "./runtime-event.js";
 import { RuntimeEvent } from "./runtime-event.js";
 
@@ -36,7 +37,7 @@ export class RunEventLog {
   emit(kind: string, payload: Record<string, unknown>): RuntimeEvent {
     const event = new RuntimeEvent(
       kind,
-      payload,
+      hasSecrets() ? redactErrorFields(payload) : payload,
       Date.now(),
       this.runId,
       this.sessionId,
@@ -83,4 +84,30 @@ export class RunEventLog {
   at(sequence: number): RuntimeEvent | undefined {
     return this.events[sequence - this.firstSequence];
   }
+}
+
+/**
+ * The payload with known secrets redacted from what carries an error's text (`error`, `errorDetails`, a
+ * result's `error`); other fields, streamed text above all, are not scanned on this hot path.
+ */
+function redactErrorFields(payload: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | null = null;
+  for (const key of ["error", "errorDetails", "message", "reason"]) {
+    const value = payload[key];
+    if (value === undefined) continue;
+    const redacted = redactSecretsIn(value);
+    if (redacted !== value) {
+      copy ??= { ...payload };
+      copy[key] = redacted;
+    }
+  }
+  const result = payload.result;
+  if (typeof result === "object" && result !== null && "errorDetails" in result) {
+    const redacted = redactErrorFields(result as Record<string, unknown>);
+    if (redacted !== result) {
+      copy ??= { ...payload };
+      copy.result = redacted;
+    }
+  }
+  return copy ?? payload;
 }

@@ -1,5 +1,6 @@
 import { BudgetExhausted } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
+import { getLogger } from "../logging/logger.js";
 import type { LanguageModel, ModelRequest } from "../models/language-model.js";
 import type { ModelPricing } from "../models/pricing.js";
 import type { RunContext } from "./run-context.js";
@@ -12,8 +13,9 @@ export interface TokenAndCostLimits {
 
 /**
  * The run's token and cost budgets (RT-7, RT-10), checked before each model call (with the request's input
- * projected) and after it. Crossing one ends the run `budget_exhausted`; with the cost unknown, the cost limit
- * is announced as skipped once (`budget.cost_skipped`) and not enforced.
+ * projected) and after it. Crossing one ends the run `budget_exhausted`; with the cost unknown — the model has
+ * no input or output rate, or a call's tokens had none — the cost limit is announced as skipped once
+ * (`budget.cost_skipped` and a warning naming the model) and not enforced.
  */
 export class BudgetGuard {
   private costSkipped = false;
@@ -39,15 +41,27 @@ export class BudgetGuard {
       throw this.exhausted("token_budget", usage.totalTokens, maxTotalTokens, "tokens", step);
     }
     if (maxCostUsd === undefined) return;
-    if (usage.costUsd === null) {
+    // Known before the first call when the model has no rate, so the run is told before it spends anything.
+    if (usage.costUsd === null || this.pricing.input === undefined || this.pricing.output === undefined) {
       if (!this.costSkipped) {
         this.costSkipped = true;
-        this.log.emit("budget.cost_skipped", { limit: maxCostUsd, reason: "cost_unavailable" });
+        this.skipCost(maxCostUsd);
       }
       return;
     }
     const projected = usage.costUsd + (projectedInputTokens / 1_000_000) * (this.pricing.input ?? 0);
     if (projected > maxCostUsd) throw this.exhausted("cost_budget", usage.costUsd, maxCostUsd, "USD", step);
+  }
+
+  private skipCost(limit: number): void {
+    const { modelId, provider } = this.model;
+    this.log.emit("budget.cost_skipped", { limit, reason: "cost_unavailable", model: modelId });
+    getLogger().warn(
+      `budget.maxCostUsd (${limit} USD) is not enforced: Keel knows no price for model "${modelId}" ` +
+        `(provider ${provider}), so the run's cost is unknown. Set llm.pricing to its rates in USD per ` +
+        '1M tokens, e.g. {"input": 3, "output": 15}',
+      { runId: this.ctx.runId, agentId: this.ctx.agentId, model: modelId, provider, limit },
+    );
   }
 
   /** Approximate input tokens of a request, counted only when a cost budget needs the projection. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { computeCost, PRICE_TABLE, resolvePricing } from "./pricing.js";
+import { computeCost, findTablePrice, PRICE_TABLE, resolvePricing } from "./pricing.js";
 
 describe("PRICE_TABLE (RT-10)", () => {
   it("holds exactly the spec's prices per 1M tokens", () => {
@@ -22,8 +22,45 @@ describe("PRICE_TABLE (RT-10)", () => {
 describe("resolvePricing", () => {
   it("finds a model by its exact id", () => {
     expect(resolvePricing("gpt-4o")).toEqual({ input: 2.5, output: 10, cached_read: 1.25 });
-    expect(resolvePricing("gpt-4o-2024-08-06")).toEqual({});
     expect(resolvePricing("unknown-model")).toEqual({});
+  });
+
+  it("prices dated and versioned snapshots, and provider-prefixed ids, as their family", () => {
+    expect(resolvePricing("gpt-4o-2024-08-06")).toEqual(PRICE_TABLE["gpt-4o"]);
+    expect(resolvePricing("o1-2024-12-17")).toEqual(PRICE_TABLE.o1);
+    expect(resolvePricing("gpt-4o-mini-2024-07-18")).toEqual(PRICE_TABLE["gpt-4o-mini"]);
+    expect(resolvePricing("claude-sonnet-4-6-20260115")).toEqual(PRICE_TABLE["claude-sonnet-4-6"]);
+    expect(resolvePricing("claude-haiku-4-5-latest")).toEqual(PRICE_TABLE["claude-haiku-4-5"]);
+    expect(resolvePricing("gpt-4o-0806")).toEqual(PRICE_TABLE["gpt-4o"]);
+    expect(resolvePricing("claude-opus-4-6-v2")).toEqual(PRICE_TABLE["claude-opus-4-6"]);
+    expect(resolvePricing("anthropic/claude-sonnet-4-6")).toEqual(PRICE_TABLE["claude-sonnet-4-6"]);
+    expect(resolvePricing("openai/gpt-4o-2024-08-06")).toEqual(PRICE_TABLE["gpt-4o"]);
+    expect(resolvePricing("GPT-4o")).toEqual(PRICE_TABLE["gpt-4o"]);
+    expect(resolvePricing("gpt-4o-2024-08-06", { output: 20 })).toEqual({
+      input: 2.5,
+      output: 20,
+      cached_read: 1.25,
+    });
+  });
+
+  it("does not price another model that only starts like a known one", () => {
+    for (const id of [
+      "gpt-4o-mini-tts",
+      "gpt-4o-audio-preview",
+      "gpt-4o-realtime-preview-2024-12-17",
+      "o1-mini",
+      "o1-pro",
+      "o1-preview-2024-09-12",
+      "o10",
+      "gpt-4o2",
+      "claude-sonnet-4-60",
+      "claude-sonnet-4",
+      "constructor",
+      "__proto__",
+    ]) {
+      expect(findTablePrice(id), id).toBeUndefined();
+      expect(resolvePricing(id), id).toEqual({});
+    }
   });
 
   it("overrides field by field", () => {

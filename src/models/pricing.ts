@@ -22,10 +22,37 @@ export const PRICE_TABLE: Readonly<Record<string, Readonly<ModelPricing>>> = {
 /** The mock models cost nothing, unless a test gives them a price. */
 const FREE: Readonly<ModelPricing> = { input: 0, output: 0, cached_read: 0, cached_write: 0 };
 
-/** The rates for a model: the table's entry for its exact id, overridden field by field. */
+/**
+ * The rates for a model: the table's entry for its family (see {@link findTablePrice}), overridden field by
+ * field.
+ */
 export function resolvePricing(modelId: string, override?: ModelPricing, provider?: string): ModelPricing {
-  const base = provider === "mock" && !override ? FREE : (PRICE_TABLE[modelId] ?? {});
+  const base = provider === "mock" && !override ? FREE : (findTablePrice(modelId) ?? {});
   return override ? { ...base, ...override } : base;
+}
+
+/** What may follow a known id in a snapshot of the same model: a date, `latest`, or a version. */
+const SNAPSHOT_SUFFIX = /^(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest|v\d+(?:\.\d+)*)$/;
+// Longest first, so a family is matched before any shorter id it begins with.
+const KNOWN_IDS = Object.keys(PRICE_TABLE).sort((a, b) => b.length - a.length);
+
+/**
+ * The built-in price of a model id: the table's id itself, or one of its dated or versioned snapshots
+ * (`gpt-4o-2024-08-06`, `claude-sonnet-4-6-20260101`, `…-latest`), also behind a provider prefix
+ * (`openai/gpt-4o`). A suffix must be a date or version: `gpt-4o-mini` is not priced as `gpt-4o`, nor `o1-pro`
+ * as `o1`. Undefined when the table has no such family.
+ */
+export function findTablePrice(modelId: string): Readonly<ModelPricing> | undefined {
+  const id = modelId.trim().toLowerCase();
+  const bare = id.slice(id.lastIndexOf("/") + 1);
+  // Own keys only: "constructor" is not a model.
+  if (Object.hasOwn(PRICE_TABLE, bare)) return PRICE_TABLE[bare];
+  for (const known of KNOWN_IDS) {
+    if (bare.startsWith(`${known}-`) && SNAPSHOT_SUFFIX.test(bare.slice(known.length + 1))) {
+      return PRICE_TABLE[known];
+    }
+  }
+  return undefined;
 }
 
 export interface CallCost {

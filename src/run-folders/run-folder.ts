@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:f
 import path from "node:path";
 import type { RuntimeEvent } from "../events/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
+import { redactSecrets } from "../logging/redact-secrets.js";
 import { runFolderName } from "../sandbox/sandbox-provider.js";
 import { formatToolResult } from "../tools/format-tool-result.js";
 import { isToolResult } from "../tools/tool.js";
@@ -138,7 +139,8 @@ export class RunFolder {
         fd = openSync(file, "a");
         this.appending.set(file, fd);
       }
-      const bytes = Buffer.from(text);
+      // Every line a run folder keeps is redacted of known secrets (an API key echoed in an error).
+      const bytes = Buffer.from(redactSecrets(text));
       for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
     } catch (error) {
       this.warn(error);

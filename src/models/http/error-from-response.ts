@@ -1,5 +1,6 @@
 import { LLMConnectionError, LLMRateLimitError, LLMResponseError } from "../../errors/error-classes.js";
 import type { KeelError } from "../../errors/keel-error.js";
+import { redactSecrets } from "../../logging/redact-secrets.js";
 import { parseRetryAfter } from "./parse-retry-after.js";
 
 export interface FailedResponse {
@@ -21,8 +22,10 @@ export interface FailedResponse {
  */
 export function errorFromResponse(response: FailedResponse): KeelError {
   const { status, provider } = response;
-  const vendor = vendorError(response.bodyText);
-  const detail = vendor.message || response.bodyText.trim().slice(0, 500) || "(no body)";
+  // Some gateways echo the API key in their error body: redact before cutting, so no piece of a key survives.
+  const bodyText = redactSecrets(response.bodyText);
+  const vendor = vendorError(bodyText);
+  const detail = vendor.message || bodyText.trim().slice(0, 500) || "(no body)";
   const message = `${provider} answered HTTP ${status}${vendor.type ? ` (${vendor.type})` : ""}: ${detail}`;
   const context: Record<string, unknown> = { provider, status };
   if (vendor.type) context.vendorErrorType = vendor.type;

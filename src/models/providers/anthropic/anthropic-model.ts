@@ -1,4 +1,5 @@
 import type { LLMRetryOptions } from "../../../config/app-config-schema.js";
+import { registerHeaderSecrets, registerSecret } from "../../../logging/redact-secrets.js";
 import { mergeHeaders } from "../../http/merge-headers.js";
 import { type ModelClock, systemClock } from "../../http/model-clock.js";
 import { parseServerSentEvents } from "../../http/parse-server-sent-events.js";
@@ -61,6 +62,9 @@ export class AnthropicModel implements LanguageModel {
       },
       options.extraHeaders,
     );
+    // Known from here on, so an error body that echoes the key is redacted wherever Keel writes it.
+    registerSecret(options.apiKey);
+    registerHeaderSecrets(options.extraHeaders);
     this.policy = resolveRetryPolicy(options.retry);
     this.clock = options.clock ?? systemClock;
   }
@@ -71,6 +75,7 @@ export class AnthropicModel implements LanguageModel {
       ...toAnthropicRequest(request, { modelId: this.modelId, maxTokens: this.options.maxTokens ?? 1024 }),
       ...extras.body,
     };
+    registerHeaderSecrets(extras.headers);
     const headers = mergeHeaders(this.headers, extras.headers);
     const signal = request.signal;
     return retryModelStream({

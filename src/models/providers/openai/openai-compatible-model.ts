@@ -1,5 +1,6 @@
 import type { LLMRetryOptions } from "../../../config/app-config-schema.js";
 import { ConfigError } from "../../../errors/error-classes.js";
+import { registerHeaderSecrets, registerSecret } from "../../../logging/redact-secrets.js";
 import { mergeHeaders } from "../../http/merge-headers.js";
 import { type ModelClock, systemClock } from "../../http/model-clock.js";
 import { parseServerSentEvents } from "../../http/parse-server-sent-events.js";
@@ -78,6 +79,9 @@ export class OpenAICompatibleModel implements LanguageModel {
       { "content-type": "application/json", authorization: `Bearer ${options.apiKey}` },
       options.extraHeaders,
     );
+    // Known from here on, so an error body that echoes the key is redacted wherever Keel writes it.
+    registerSecret(options.apiKey);
+    registerHeaderSecrets(options.extraHeaders);
     this.policy = resolveRetryPolicy(options.retry);
     this.clock = options.clock ?? systemClock;
     this.settings = {
@@ -101,6 +105,7 @@ export class OpenAICompatibleModel implements LanguageModel {
         : toChatCompletionsRequest(request, this.settings)),
       ...extras.body,
     };
+    registerHeaderSecrets(extras.headers);
     const headers = mergeHeaders(this.headers, extras.headers);
     const signal = request.signal;
     return retryModelStream({
