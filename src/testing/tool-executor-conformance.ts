@@ -233,7 +233,11 @@ export function describeToolExecutorConformance(
 
     it("does not start a call whose run is already cancelled", async () => {
       let invoked = false;
-      const request = conformanceToolRequest(conformanceTool(() => void (invoked = true)));
+      const request = conformanceToolRequest(
+        conformanceTool(() => {
+          invoked = true;
+        }),
+      );
       request.cancelRun();
       expect(expectFailure(await executor.execute(request))).toBeInstanceOf(ToolCancelledError);
       expect(invoked).toBe(false);
