@@ -175,7 +175,13 @@ describe("public API", () => {
     expect(Object.keys(testing).sort()).toMatchInlineSnapshot(`
       [
         "ScriptedModel",
+        "describeContextAssemblerConformance",
+        "describeEventBusConformance",
+        "describeLanguageModelConformance",
+        "describeMemoryConformance",
         "describeSessionManagerConformance",
+        "describeSkillsManagerConformance",
+        "describeToolExecutorConformance",
         "scriptedModel",
       ]
     `);
