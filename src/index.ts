@@ -216,6 +216,10 @@ export {
 export { BaseTool } from "./tools/base-tool.js";
 export { defineTool, type ToolDefinition } from "./tools/define-tool.js";
 export { ConcurrentBatchToolExecutor } from "./tools/executors/concurrent-batch-tool-executor.js";
+export {
+  FilesystemAwareToolExecutor,
+  type FilesystemAwareToolExecutorOptions,
+} from "./tools/executors/filesystem-aware-tool-executor.js";
 export { RetryToolExecutor } from "./tools/executors/retry-tool-executor.js";
 export { SafeToolExecutor } from "./tools/executors/safe-tool-executor.js";
 export { SuspendToolCall } from "./tools/suspend-tool-call.js";

@@ -30,6 +30,7 @@ describe("public API", () => {
         "EchoModel",
         "FILESYSTEM_TOOL_NAMES",
         "FileLoggingEventBus",
+        "FilesystemAwareToolExecutor",
         "IllegalTransitionError",
         "InMemorySessionManager",
         "KeelError",

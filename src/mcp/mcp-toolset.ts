@@ -1,11 +1,11 @@
 import path from "node:path";
 import { z } from "zod";
-import { ConfigError, ToolError, ToolTimeoutError } from "../errors/error-classes.js";
+import { ConfigError, PluginLoadError, ToolError, ToolTimeoutError } from "../errors/error-classes.js";
 import { KeelError } from "../errors/keel-error.js";
 import type { EventBus } from "../events/runtime-event.js";
 import { RuntimeEvent } from "../events/runtime-event.js";
 import type { RunContext } from "../loop/run-context.js";
-import type { PluginDefinition } from "../plugins/plugin-registry.js";
+import type { PluginDefinition, PluginFactoryContext } from "../plugins/plugin-registry.js";
 import type {
   JsonSchema,
   Tool,
@@ -27,6 +27,7 @@ import {
   type McpToolInfo,
   type McpTransportLike,
 } from "./mcp-sdk.js";
+import { UnreachableMcpTool, type UnreachableMcpToolOptions } from "./unreachable-mcp-tool.js";
 
 export type McpConnectionMode = "per_call" | "pooled";
 
@@ -650,7 +651,7 @@ export const mcpToolConfigSchema = z
   );
 
 /** `{"id": "fs", "type": "mcp", "config": {"server": {...}, "tools": [...], "connection": "pooled"}}`. */
-export const mcpToolPlugin: PluginDefinition<McpToolset> = {
+export const mcpToolPlugin: PluginDefinition<McpToolset | UnreachableMcpTool> = {
   kind: "tool",
   type: "mcp",
   configSchema: mcpToolConfigSchema,
@@ -677,9 +678,38 @@ export const mcpToolPlugin: PluginDefinition<McpToolset> = {
       eventBus: () => (context.runtime as { eventBus?: EventBus } | undefined)?.eventBus,
     };
     if (config.name_prefix !== undefined) options.namePrefix = config.name_prefix;
-    return McpToolset.create(options);
+    try {
+      return await McpToolset.create(options);
+    } catch (error) {
+      // A config the server contradicts, or a missing SDK, is the config's to fix: it fails the load. A server
+      // that cannot be reached fails the runs instead, in their preflight (see UnreachableMcpTool).
+      if (error instanceof ConfigError || error instanceof PluginLoadError) throw error;
+      return unreachableStandIn(options, error, context);
+    }
   },
 };
+
+function unreachableStandIn(
+  options: McpToolsetOptions,
+  error: unknown,
+  context: PluginFactoryContext,
+): UnreachableMcpTool {
+  const runtime = context.runtime as { invalidateAgent?: (agentId: string) => Promise<void> } | undefined;
+  const agentId = context.agent?.id;
+  const standIn: UnreachableMcpToolOptions = {
+    id: options.id,
+    serverLabel: serverLabel(options.server),
+    error,
+    probe: async () => {
+      await (await McpToolset.create(options)).close();
+    },
+  };
+  if (agentId !== undefined && typeof runtime?.invalidateAgent === "function") {
+    // Not awaited: the agent's runs (the one whose preflight noticed among them) end before it is closed.
+    standIn.onReachable = () => void runtime.invalidateAgent?.(agentId).catch(() => undefined);
+  }
+  return new UnreachableMcpTool(standIn);
+}
 
 /** What the server calls itself in events and messages: never headers, credentials or query strings. */
 function serverLabel(server: McpServerConfig): string {

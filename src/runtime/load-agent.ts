@@ -85,7 +85,8 @@ export async function loadAgent(
   const toolExecutor = await loadPlugin<ToolExecutor>(
     "tool_executor",
     definition.tool_executor ?? options.defaults?.toolExecutor ?? { type: "safe" },
-    { baseDir, label: `${label}.tool_executor`, requiredMethods: ["execute"] },
+    // The agent's sandbox reaches the executor too (`filesystem_aware` checks paths against it).
+    { baseDir, label: `${label}.tool_executor`, requiredMethods: ["execute"], agent },
   );
   const contextAssembler = await loadPlugin<ContextAssembler>(
     "context_assembler",

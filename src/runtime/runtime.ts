@@ -8,13 +8,14 @@ import { ConfigError, DecisionError, RunNotCompletedError } from "../errors/erro
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { RunEventLog } from "../events/run-event-log.js";
 import type { EventBus } from "../events/runtime-event.js";
+import { getLogger } from "../logging/logger.js";
 import { CancelScope } from "../loop/cancel-scope.js";
 import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
 import { type LoadedRunState, loadRunState } from "../loop/load-run-state.js";
 import { parseCheckpointId, type RunState } from "../loop/run-state.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { policyForRun } from "../permissions/run-policy.js";
-import { loadPlugin } from "../plugins/load-plugin.js";
+import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
 import { registerBuiltins } from "../plugins/register-builtins.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
@@ -550,7 +551,11 @@ export class Runtime {
     return this.liveRuns.get(runId);
   }
 
-  /** Re-read the config file: agent definitions only (no hot swap of top-level components). */
+  /**
+   * Re-read the config file: agent definitions only (no hot swap of top-level components). Changed agents are
+   * dropped as `invalidateAgent` drops them: resolves once their runs in flight have ended and what they opened
+   * is closed.
+   */
   async reload(): Promise<{ changedAgents: string[] }> {
     if (!this.configPath)
       throw new ConfigError("Cannot reload: no config path available", {
@@ -569,7 +574,7 @@ export class Runtime {
       (id) => before.get(id) !== JSON.stringify(config.agents.find((agent) => agent.id === id)),
     );
     this.config = config;
-    for (const id of changedAgents) this.agents.delete(id);
+    await Promise.all(changedAgents.map((id) => this.invalidateAgent(id)));
     const oldVersion = this.configVersion++;
     this.eventBus.emit("config.reloaded", { oldVersion, newVersion: this.configVersion, changedAgents });
     return { changedAgents };
@@ -596,12 +601,39 @@ export class Runtime {
     if (!this.config.agents.some((agent) => agent.id === agentId)) await this.resolveAgent(agentId);
   }
 
-  /** Drop the agent's loaded plugins and model client; the next run loads them again. */
+  /**
+   * Drop the agent's loaded plugins and model client; the next run loads them again. What the old agent opened
+   * (its memory, the tools its config entries loaded — an MCP toolset's pooled connections and servers —, its
+   * tool executor) is closed once the runs already using it have ended, and this resolves then; tools and
+   * executors given as objects in a code-first config are the caller's and stay open (the next load reuses
+   * them).
+   */
   async invalidateAgent(agentId: string): Promise<void> {
     const agent = this.agents.get(agentId);
     this.agents.delete(agentId);
     const loaded = await agent?.catch(() => undefined);
-    await loaded?.memory.close?.();
+    if (loaded === undefined) return;
+    // Runs started before the drop hold the old agent until they end; closing its tools under them would fail
+    // their next calls.
+    const using = [...this.liveRuns.values()].filter((live) => live.log.agentId === agentId);
+    await Promise.allSettled(using.map((live) => live.done));
+    const definition = this.config.agents.find((candidate) => candidate.id === agentId);
+    const executorRef =
+      definition?.tool_executor ?? (this.config.runtime.config as { tool_executor?: unknown }).tool_executor;
+    const closing: Promise<void>[] = [];
+    for (const [name, tool] of Object.entries(loaded.tools)) {
+      if (loaded.toolsets?.[name] !== undefined && tool.close) closing.push(tool.close());
+    }
+    if (executorRef === undefined || isPluginRef(executorRef))
+      if (loaded.toolExecutor.close) closing.push(loaded.toolExecutor.close());
+    if (loaded.memory.close) closing.push(loaded.memory.close());
+    const results = await Promise.allSettled(closing);
+    for (const result of results) {
+      if (result.status === "rejected")
+        getLogger().warn(
+          `Closing a resource of agent '${agentId}' failed: ${(result.reason as Error)?.message ?? String(result.reason)}`,
+        );
+    }
   }
 
   /**

@@ -1,15 +1,20 @@
 import { registerBuiltin } from "../../plugins/plugin-registry.js";
+import { createSandboxProvider, sandboxSettingsFromConfig } from "../../sandbox/sandbox-provider.js";
 import type { ToolExecutor } from "../tool-executor.js";
 import {
   ConcurrentBatchToolExecutor,
   concurrentBatchToolExecutorConfigSchema,
 } from "./concurrent-batch-tool-executor.js";
+import {
+  FilesystemAwareToolExecutor,
+  filesystemAwareToolExecutorConfigSchema,
+} from "./filesystem-aware-tool-executor.js";
 import { RetryToolExecutor, retryToolExecutorConfigSchema } from "./retry-tool-executor.js";
 import { SafeToolExecutor, safeToolExecutorConfigSchema } from "./safe-tool-executor.js";
 
 let registered = false;
 
-/** Register `safe`, `retry` and `concurrent_batch` (alias `concurrent`). */
+/** Register `safe`, `retry`, `concurrent_batch` (alias `concurrent`) and `filesystem_aware`. */
 export function registerToolExecutorBuiltins(): void {
   if (registered) return;
   registered = true;
@@ -28,6 +33,23 @@ export function registerToolExecutorBuiltins(): void {
       return new RetryToolExecutor({
         ...options,
         inner: await context.load<ToolExecutor>("tool_executor", inner),
+      });
+    },
+  });
+  registerBuiltin({
+    kind: "tool_executor",
+    type: "filesystem_aware",
+    configSchema: filesystemAwareToolExecutorConfigSchema,
+    create: async (config, context) => {
+      const parsed = config as ReturnType<typeof filesystemAwareToolExecutorConfigSchema.parse>;
+      // The same sandbox the filesystem tools get: the agent's roots, else each run's workspace.
+      const sandbox = createSandboxProvider(
+        sandboxSettingsFromConfig(context.agent?.sandbox, context.baseDir),
+      );
+      return new FilesystemAwareToolExecutor({
+        inner: await context.load<ToolExecutor>("tool_executor", parsed.inner),
+        sandbox,
+        ...(parsed.path_arguments === undefined ? {} : { pathArguments: parsed.path_arguments }),
       });
     },
   });
