@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   type BackgroundTool,
   DEFAULT_EXECUTION_SPEC,
+  type JobHandle,
+  type JobStatus,
   type Message,
   Runtime,
   registerSession,
@@ -10,7 +12,6 @@ import {
 import type { RunState } from "../src/loop/run-state.js";
 import { InMemorySessionManager } from "../src/sessions/in-memory-session-manager.js";
 import { scriptedModel } from "../src/testing/index.js";
-import type { JobHandle, JobStatus } from "../src/tools/tool.js";
 import { ProcessView } from "./support/crashable-store.js";
 import { collect, deferred, runtimeWith, toolCall } from "./support/harness.js";
 

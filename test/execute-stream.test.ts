@@ -4,8 +4,8 @@ import {
   registerToolExecutor,
   type ToolExecutionRequest,
   type ToolExecutionResult,
+  type ToolExecutionStreamPart,
 } from "../src/index.js";
-import type { ToolExecutionStreamPart } from "../src/tools/tool-executor.js";
 import { collect, runtimeWith, toolCall } from "./support/harness.js";
 
 describe("the tool stage runs a streaming tool through the executor's executeStream", () => {
