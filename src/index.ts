@@ -232,6 +232,9 @@ export {
   isBackgroundTool,
   isBatchTool,
   isStreamingTool,
+  type JobHandle,
+  type JobState,
+  type JobStatus,
   type JsonSchema,
   type StreamingTool,
   type Tool,
@@ -241,11 +244,14 @@ export {
   type ToolStreamPart,
 } from "./tools/tool.js";
 export type {
+  BackgroundJobSlot,
   BatchToolExecutor,
   PolicyDecision,
   PolicyToolExecutor,
+  StreamingToolExecutor,
   ToolExecutionRequest,
   ToolExecutionResult,
+  ToolExecutionStreamPart,
   ToolExecutor,
 } from "./tools/tool-executor.js";
 export { isToolset, type Toolset } from "./tools/toolset.js";

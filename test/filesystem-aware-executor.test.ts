@@ -4,7 +4,14 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Message, ModelRequest } from "../src/index.js";
-import { defineTool, Runtime } from "../src/index.js";
+import {
+  defineTool,
+  Runtime,
+  registerToolExecutor,
+  type ToolExecutionRequest,
+  type ToolExecutionResult,
+  type ToolExecutionStreamPart,
+} from "../src/index.js";
 import { getPlugin } from "../src/plugins/plugin-registry.js";
 import { registerBuiltins } from "../src/plugins/register-builtins.js";
 import { scriptedModel } from "../src/testing/index.js";
@@ -195,6 +202,99 @@ describe("the filesystem_aware tool executor", () => {
         "sandbox.path_outside",
         expect.stringContaining("/etc/hostname"),
       ]);
+    } finally {
+      await runtime.close();
+    }
+  });
+  it("streams a streaming tool's deltas once its paths are allowed, and refuses before it streams", async () => {
+    const dir = mkdtempSync(path.join(base, "stream-"));
+    const ws = path.join(dir, "ws");
+    mkdirSync(ws);
+    writeFileSync(path.join(ws, "log.txt"), "one two");
+    const started: string[] = [];
+    const tail = defineTool({
+      name: "tail",
+      description: "Stream a file's words",
+      inputSchema: z.object({ path: z.string() }),
+      readsFiles: true,
+      execute: () => "unused",
+      stream: async function* ({ path: target }: { path: string }) {
+        started.push(target);
+        for (const word of readFileSync(target, "utf8").split(" "))
+          yield { type: "delta" as const, text: word };
+      },
+    });
+    const model = callsThenAnswer([
+      { name: "tail", arguments: { path: path.join(ws, "log.txt") } },
+      { name: "tail", arguments: { path: "/etc/hostname" } },
+    ]);
+    const runtime = await Runtime.fromDict({
+      agents: [
+        {
+          id: "a",
+          name: "A",
+          llm: model,
+          tools: [tail],
+          tool_executor: { type: "filesystem_aware" },
+          sandbox: { roots: [{ path: ws, mode: "rw" }] },
+        },
+      ],
+    });
+    try {
+      const chunks = await collect(runtime.stream({ agentId: "a", inputText: "tail" }));
+      expect(chunks.at(-1)!.result!.stopReason).toBe("completed");
+      expect(started).toEqual([path.join(ws, "log.txt")]);
+      expect(chunks.filter((chunk) => chunk.kind === "tool.delta").map((chunk) => chunk.payload)).toEqual([
+        { toolCallId: "c1", toolId: "tail", text: "one" },
+        { toolCallId: "c1", toolId: "tail", text: "two" },
+      ]);
+      const finished = chunks.filter((chunk) => chunk.kind === "tool.finished");
+      expect(finished.map((chunk) => chunk.payload.code ?? null)).toEqual([null, "sandbox.path_outside"]);
+    } finally {
+      await runtime.close();
+    }
+  });
+  it("hands an allowed streaming call to the inner executor's executeStream", async () => {
+    const dir = mkdtempSync(path.join(base, "inner-stream-"));
+    registerToolExecutor("fs_aware_inner_stream", () => ({
+      execute: (request: ToolExecutionRequest): Promise<ToolExecutionResult> =>
+        Promise.resolve({ toolId: request.toolId, success: true, data: "via execute", metadata: {} }),
+      async *executeStream(request: ToolExecutionRequest): AsyncIterable<ToolExecutionStreamPart> {
+        yield { type: "delta", text: "via executeStream" };
+        yield {
+          type: "result",
+          result: { toolId: request.toolId, success: true, data: "streamed", metadata: {} },
+        };
+      },
+    }));
+    const look = defineTool({
+      name: "look",
+      description: "Look at a path",
+      inputSchema: z.object({ path: z.string() }),
+      readsFiles: true,
+      execute: () => "unused",
+      stream: async function* () {
+        yield { type: "delta" as const, text: "never seen" };
+      },
+    });
+    const runtime = await Runtime.fromDict({
+      agents: [
+        {
+          id: "a",
+          name: "A",
+          llm: callsThenAnswer([{ name: "look", arguments: { path: path.join(dir, "x") } }]),
+          tools: [look],
+          tool_executor: { type: "filesystem_aware", config: { inner: { type: "fs_aware_inner_stream" } } },
+          sandbox: { roots: [{ path: dir, mode: "rw" }] },
+        },
+      ],
+    });
+    try {
+      const chunks = await collect(runtime.stream({ agentId: "a", inputText: "look" }));
+      expect(
+        chunks.filter((chunk) => chunk.kind === "tool.delta").map((chunk) => chunk.payload.text),
+      ).toEqual(["via executeStream"]);
+      expect(chunks.find((chunk) => chunk.kind === "tool.finished")!.payload.result).toBe("streamed");
     } finally {
       await runtime.close();
     }

@@ -1,6 +1,7 @@
 import type { ModelRequest, ModelStopReason, ModelUsage } from "../models/language-model.js";
 import type { ReasoningPart, ToolCall } from "../models/message.js";
 import type { ResumeMode, RunResult, ToolCallStatus } from "../runtime/run-types.js";
+import type { JobHandle } from "../tools/tool.js";
 import type { RunContext } from "./run-context.js";
 
 /** The nine phases of a run, in the order they occur (LC-3). */
@@ -40,6 +41,8 @@ export interface ToolCallState {
   resumeInput?: unknown;
   /** Set when parsing the model's arguments failed. */
   argumentsError?: string;
+  /** A background tool's job while it runs: a resumed call polls it instead of submitting another. */
+  job?: JobHandle;
 }
 
 export type ToolGateDecision =

@@ -1,4 +1,5 @@
 import type { ResumeMode, RunArtifact, RunStatus, RunUsage, ToolCallStatus } from "../runtime/run-types.js";
+import type { JobHandle } from "../tools/tool.js";
 import type { StickyAction, ToolDecision } from "./decisions.js";
 
 /** The version of {@link RunState}; a checkpoint of another version is refused, never half-read. */
@@ -24,6 +25,8 @@ export interface ToolCallRecord {
   suspension?: { reason?: string; resumeMode: ResumeMode; responseSchema?: Record<string, unknown> };
   /** The decision a resumed run applies to this suspended call. */
   decision?: ToolDecision;
+  /** The background job a running call submitted: a resume polls it rather than submitting another. */
+  job?: JobHandle;
 }
 
 /** What the stop conditions remember between steps. */

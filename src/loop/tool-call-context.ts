@@ -5,7 +5,7 @@ import type { RunFolder } from "../run-folders/run-folder.js";
 import type { RunArtifact, RunRequest, RunUsage } from "../runtime/run-types.js";
 import type { SessionArtifact } from "../sessions/session-manager.js";
 import type { Tool, ToolContext, ToolExecutionSpec } from "../tools/tool.js";
-import type { ToolExecutionRequest, ToolExecutor } from "../tools/tool-executor.js";
+import type { BackgroundJobSlot, ToolExecutionRequest, ToolExecutor } from "../tools/tool-executor.js";
 import type { CancelScope } from "./cancel-scope.js";
 import type { RunContext, ToolResultRecord } from "./run-context.js";
 
@@ -32,6 +32,8 @@ export class ToolCallContext implements ToolContext, ToolExecutionRequest {
   protected controller: AbortController | null = null;
   protected unlink: (() => void) | null = null;
   private lazyMetadata: Record<string, unknown> | null = null;
+  /** A background tool's call: where its job's handle is kept (set by the tool stage). */
+  backgroundJob: BackgroundJobSlot | undefined = undefined;
 
   constructor(
     readonly run: RunContext,

@@ -6,15 +6,19 @@ import type { ToolVerdict } from "../permissions/effective-policy.js";
 import { offloadLargeOutput } from "../run-folders/large-output.js";
 import { summarizeValue, type ToolLogLine } from "../run-folders/run-folder.js";
 import type { ResumeMode } from "../runtime/run-types.js";
+import { BatchToolCalls, groupBatchCalls } from "../tools/batch-tool-calls.js";
+import { executeToolCall } from "../tools/execute-tool-call.js";
 import { asToolError } from "../tools/executors/safe-tool-executor.js";
 import { formatToolError, formatToolResult } from "../tools/format-tool-result.js";
 import { isSuspendToolCall } from "../tools/suspend-tool-call.js";
-import { isToolResult, type Tool, type ToolResult } from "../tools/tool.js";
+import { isBackgroundTool, isToolResult, type Tool, type ToolResult } from "../tools/tool.js";
 import {
+  type BatchToolExecutor,
   isBatchToolExecutor,
   isPolicyToolExecutor,
   type ToolExecutionResult,
 } from "../tools/tool-executor.js";
+import { backgroundJobSlot, resumesBackgroundJob } from "./background-tool-call.js";
 import { isApproval } from "./decisions.js";
 import {
   type FunctionInvocationContext,
@@ -138,42 +142,28 @@ export async function executeToolStage(
   if (allowedCount > 0) {
     const executor = driver.agent.toolExecutor;
     const middleware = driver.agent.middleware.function;
+    // Several calls of a tool that batches natively run as one invokeBatch, where the first of them is.
+    const batches = groupBatchCalls(allowed, (entry) => ({ toolId: entry.state.toolId, tool: entry.tool }));
     if (isBatchToolExecutor(executor) && allowed.length > 1) {
-      for (const entry of allowed) await beforeExecute(driver, entry);
-      const started = allowed.map((entry) => start(driver, entry));
-      if (driver.durable) await markStarted(driver, allowed);
-      const contexts = allowed.map((entry) => entry.context!);
-      const results =
-        middleware.length > 0
-          ? await invokeBatchThroughMiddleware(middleware, contexts as FunctionInvocationContext[], executor)
-          : await executor.executeBatch(contexts);
-      let resumable: unknown;
-      for (let index = 0; index < allowed.length; index++) {
-        const entry = allowed[index]!;
-        const result = results[index]!;
-        if (driver.durable && isResumableFailure(result)) {
-          resumable ??= result.exception;
-          releaseForResume(entry);
-          continue;
-        }
-        await settle(driver, entry, result, started[index]!);
-        if (middleware.length > 0 && (entry.context as FunctionInvocationContext).terminated)
-          terminated = true;
-      }
-      // A batch counts as one step: one checkpoint for all its calls (LC-6), owed until the next boundary.
-      if (resumable !== undefined) {
-        await driver.checkpoint("tools");
-        throw resumable;
-      }
-      if (driver.durable) driver.owesCheckpoint = true;
+      const together = batches === undefined ? executor : new BatchToolCalls(executor);
+      terminated = await executeTogether(driver, allowed, together);
     } else {
       // Calls allowed before a block still run: a block interrupts only the calls after it (LC-7).
       let stop = false;
       const lastIndex = allowed.length - 1;
       for (let index = 0; index <= lastIndex; index++) {
         const entry = allowed[index]!;
+        const batch = batches?.groups.get(entry);
+        if (batch === undefined && batches?.members.has(entry)) continue;
         if (stop || driver.scope.cancelled) {
-          fail(driver, entry.state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);
+          for (const call of batch ?? [entry])
+            fail(driver, call.state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);
+          continue;
+        }
+        if (batch !== undefined) {
+          if (await executeTogether(driver, batch, new BatchToolCalls(executor))) terminated = stop = true;
+          if (batch.some((call) => call.state.status === "suspended")) stop = true;
+          if (driver.durable && index < lastIndex) await driver.checkpoint("tools");
           continue;
         }
         if (hasBeforeExecute(driver, entry)) await beforeExecute(driver, entry);
@@ -182,7 +172,7 @@ export async function executeToolStage(
         const result =
           middleware.length > 0
             ? await invokeThroughMiddleware(middleware, entry.context as FunctionInvocationContext, execute)
-            : await executor.execute(entry.context!);
+            : await executeToolCall(executor, entry.context!);
         if (driver.durable && isResumableFailure(result)) {
           releaseForResume(entry);
           await driver.checkpoint("tools");
@@ -224,7 +214,47 @@ export async function executeToolStage(
 
 /** The executor of a call that goes through function middleware. */
 function execute(context: FunctionInvocationContext): Promise<ToolExecutionResult> {
-  return context.run.toolExecutor.execute(context);
+  return executeToolCall(context.run.toolExecutor, context);
+}
+
+/**
+ * Calls executed together through a batch executor (parallel mode, or one batch tool's calls): BeforeToolExecute
+ * for each, one batch, then each call settled. Returns whether function middleware asked to end the run.
+ */
+async function executeTogether(
+  driver: RunDriver,
+  entries: readonly StagedCall[],
+  executor: BatchToolExecutor,
+): Promise<boolean> {
+  const middleware = driver.agent.middleware.function;
+  for (const entry of entries) await beforeExecute(driver, entry);
+  const started = entries.map((entry) => start(driver, entry));
+  if (driver.durable) await markStarted(driver, entries);
+  const contexts = entries.map((entry) => entry.context!);
+  const results =
+    middleware.length > 0
+      ? await invokeBatchThroughMiddleware(middleware, contexts as FunctionInvocationContext[], executor)
+      : await executor.executeBatch(contexts);
+  let resumable: unknown;
+  let terminated = false;
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index]!;
+    const result = results[index]!;
+    if (driver.durable && isResumableFailure(result)) {
+      resumable ??= result.exception;
+      releaseForResume(entry);
+      continue;
+    }
+    await settle(driver, entry, result, started[index]!);
+    if (middleware.length > 0 && (entry.context as FunctionInvocationContext).terminated) terminated = true;
+  }
+  // A batch counts as one step: one checkpoint for all its calls (LC-6), owed until the next boundary.
+  if (resumable !== undefined) {
+    await driver.checkpoint("tools");
+    throw resumable;
+  }
+  if (driver.durable) driver.owesCheckpoint = true;
+  return terminated;
 }
 
 /**
@@ -256,6 +286,7 @@ function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecor
       return prior.decision === undefined ? staySuspended(state, prior) : applyDecision(driver, entry, prior);
     case "running":
     case "resuming":
+      if (resumesBackgroundJob(entry.tool, state, prior)) return false;
       if (entry.tool?.durableIdempotent !== false) return false;
       driver.log.emit("tool.outcome_unknown", {
         toolCallId: state.id,
@@ -538,6 +569,7 @@ function start(driver: RunDriver, entry: StagedCall): number {
   const { state } = entry;
   state.status = transitionToolCall(state.status, "running");
   entry.context!.params = state.params;
+  if (isBackgroundTool(entry.tool!)) entry.context!.backgroundJob = backgroundJobSlot(driver, state);
   // A call counts once it runs, whatever its outcome; refusals and interruptions never ran.
   driver.ctx.usage.toolCalls++;
   driver.log.emit("tool.started", { toolCallId: state.id, toolId: state.toolId, params: state.params });

@@ -1,4 +1,4 @@
-import type { Tool, ToolContext, ToolExecutionSpec, ToolStreamPart } from "./tool.js";
+import type { JobHandle, Tool, ToolContext, ToolExecutionSpec } from "./tool.js";
 
 export interface PolicyDecision {
   allowed: boolean;
@@ -21,6 +21,21 @@ export interface ToolExecutionRequest {
   readonly cancelled: boolean;
   /** Register a callback for the run's cancellation; returns the unregister function. */
   onCancel(callback: (reason: unknown) => void): () => void;
+  /** Set by the tool stage for a background tool's call: where the call keeps its job's handle. */
+  backgroundJob?: BackgroundJobSlot | undefined;
+}
+
+/**
+ * Where a background tool's call keeps the handle of its job. The run records it (and a durable run checkpoints
+ * it), so a resumed call polls the job it already submitted instead of submitting another.
+ */
+export interface BackgroundJobSlot {
+  /** The job this call submitted earlier, if any: poll it rather than submit again. */
+  readonly handle: JobHandle | undefined;
+  /** A job was submitted for the call: record it (`tool.background.submitted`) before polling it. */
+  submitted(handle: JobHandle): Promise<void>;
+  /** The job ended or was cancelled: a later attempt of the call submits a new one. */
+  finished(): void;
 }
 
 export interface ToolExecutionResult {
@@ -56,8 +71,14 @@ export function isBatchToolExecutor(executor: ToolExecutor): executor is BatchTo
   return typeof (executor as Partial<BatchToolExecutor>).executeBatch === "function";
 }
 
+/** What `executeStream` yields: the tool's deltas as they come, then one final result. */
+export type ToolExecutionStreamPart =
+  | { type: "delta"; text: string }
+  | { type: "result"; result: ToolExecutionResult };
+
+/** An executor that runs a streaming tool's call as a stream: the deltas, then the call's result. */
 export interface StreamingToolExecutor extends ToolExecutor {
-  executeStream(request: ToolExecutionRequest): AsyncIterable<ToolStreamPart>;
+  executeStream(request: ToolExecutionRequest): AsyncIterable<ToolExecutionStreamPart>;
 }
 
 export function isStreamingToolExecutor(executor: ToolExecutor): executor is StreamingToolExecutor {

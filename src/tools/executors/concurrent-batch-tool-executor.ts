@@ -1,8 +1,11 @@
 import { z } from "zod";
+import { executeStreamOf, executeToolCall } from "../execute-tool-call.js";
 import type {
   BatchToolExecutor,
+  StreamingToolExecutor,
   ToolExecutionRequest,
   ToolExecutionResult,
+  ToolExecutionStreamPart,
   ToolExecutor,
 } from "../tool-executor.js";
 
@@ -15,7 +18,7 @@ export const concurrentBatchToolExecutorConfigSchema = z.object({
  * Parallel mode (LC-7): the `concurrencySafe` calls of a step run together, at most `max_concurrency` at a
  * time; the others run one by one after them. Results come back in the order of the requests.
  */
-export class ConcurrentBatchToolExecutor implements BatchToolExecutor {
+export class ConcurrentBatchToolExecutor implements BatchToolExecutor, StreamingToolExecutor {
   constructor(
     readonly inner: ToolExecutor,
     readonly maxConcurrency = 10,
@@ -23,6 +26,10 @@ export class ConcurrentBatchToolExecutor implements BatchToolExecutor {
 
   execute(request: ToolExecutionRequest): Promise<ToolExecutionResult> {
     return this.inner.execute(request);
+  }
+
+  executeStream(request: ToolExecutionRequest): AsyncIterable<ToolExecutionStreamPart> {
+    return executeStreamOf(this.inner, request);
   }
 
   async executeBatch(requests: ToolExecutionRequest[]): Promise<ToolExecutionResult[]> {
@@ -36,14 +43,14 @@ export class ConcurrentBatchToolExecutor implements BatchToolExecutor {
     const worker = async () => {
       while (next < concurrent.length) {
         const index = concurrent[next++]!;
-        results[index] = await this.inner.execute(requests[index]!);
+        results[index] = await executeToolCall(this.inner, requests[index]!);
       }
     };
     const workers: Promise<void>[] = [];
     for (let count = 0; count < Math.min(this.maxConcurrency, concurrent.length); count++)
       workers.push(worker());
     await Promise.all(workers);
-    for (const index of sequential) results[index] = await this.inner.execute(requests[index]!);
+    for (const index of sequential) results[index] = await executeToolCall(this.inner, requests[index]!);
     return results;
   }
 

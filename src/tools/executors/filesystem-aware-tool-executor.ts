@@ -3,7 +3,14 @@ import { ToolError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import type { SandboxAccess } from "../../sandbox/sandbox.js";
 import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
-import type { ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
+import { executeStreamOf } from "../execute-tool-call.js";
+import type {
+  StreamingToolExecutor,
+  ToolExecutionRequest,
+  ToolExecutionResult,
+  ToolExecutionStreamPart,
+  ToolExecutor,
+} from "../tool-executor.js";
 
 export const filesystemAwareToolExecutorConfigSchema = z.object({
   inner: z.unknown().default({ type: "safe" }),
@@ -28,7 +35,7 @@ export interface FilesystemAwareToolExecutorOptions {
  * same path (`path_outside_sandbox`, `path_read_only`, …), so the model reads the same refusal and the run goes
  * on. Tools that declare neither, and calls with no path argument, pass straight to the inner executor.
  */
-export class FilesystemAwareToolExecutor implements ToolExecutor {
+export class FilesystemAwareToolExecutor implements StreamingToolExecutor {
   constructor(private readonly options: FilesystemAwareToolExecutorOptions) {}
 
   get inner(): ToolExecutor {
@@ -36,20 +43,33 @@ export class FilesystemAwareToolExecutor implements ToolExecutor {
   }
 
   async execute(request: ToolExecutionRequest): Promise<ToolExecutionResult> {
-    const { readsFiles, writesFiles } = request.executionSpec;
-    if (readsFiles || writesFiles) {
-      const paths = this.pathArguments(request.params);
-      if (paths.length > 0) {
-        const access: SandboxAccess = writesFiles ? "write" : "read";
-        try {
-          const sandbox = await this.options.sandbox(request.context);
-          for (const input of paths) await sandbox.check(input, access, request.toolId);
-        } catch (error) {
-          return refused(request, error);
-        }
-      }
+    return (await this.refusal(request)) ?? this.options.inner.execute(request);
+  }
+
+  /** A streaming tool keeps its stream through the inner executor once its paths are allowed. */
+  async *executeStream(request: ToolExecutionRequest): AsyncIterable<ToolExecutionStreamPart> {
+    const refusal = await this.refusal(request);
+    if (refusal) {
+      yield { type: "result", result: refusal };
+      return;
     }
-    return this.options.inner.execute(request);
+    yield* executeStreamOf(this.options.inner, request);
+  }
+
+  /** The failed result of a call whose paths the sandbox refuses, or undefined when it may run. */
+  private async refusal(request: ToolExecutionRequest): Promise<ToolExecutionResult | undefined> {
+    const { readsFiles, writesFiles } = request.executionSpec;
+    if (!readsFiles && !writesFiles) return undefined;
+    const paths = this.pathArguments(request.params);
+    if (paths.length === 0) return undefined;
+    const access: SandboxAccess = writesFiles ? "write" : "read";
+    try {
+      const sandbox = await this.options.sandbox(request.context);
+      for (const input of paths) await sandbox.check(input, access, request.toolId);
+      return undefined;
+    } catch (error) {
+      return refused(request, error);
+    }
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { isRetryable } from "../../errors/keel-error.js";
-import type { ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
+import { executeStreamOf, missingResult } from "../execute-tool-call.js";
+import type {
+  StreamingToolExecutor,
+  ToolExecutionRequest,
+  ToolExecutionResult,
+  ToolExecutionStreamPart,
+  ToolExecutor,
+} from "../tool-executor.js";
 
 export const retryToolExecutorConfigSchema = z.object({
   inner: z.unknown().default({ type: "safe" }),
@@ -22,7 +29,7 @@ export type RetryToolExecutorOptions = Omit<z.output<typeof retryToolExecutorCon
  * Retries a call whose error is `retryable` (rate limits, unavailable services, timeouts) with exponential
  * backoff; a `retryAfterMs` on the error is a floor. Cancellation stops the waiting.
  */
-export class RetryToolExecutor implements ToolExecutor {
+export class RetryToolExecutor implements StreamingToolExecutor {
   private readonly options: RetryToolExecutorOptions;
 
   constructor(options: RetryToolExecutorOptions) {
@@ -34,26 +41,45 @@ export class RetryToolExecutor implements ToolExecutor {
   }
 
   async execute(request: ToolExecutionRequest): Promise<ToolExecutionResult> {
-    const { inner, max_attempts } = this.options;
-    const delays: number[] = [];
-    const reasons: string[] = [];
+    const inner = this.options.inner;
+    const retries = new Retries();
     let result = await inner.execute(request);
-    let attempt = 1;
-    while (!result.success && attempt < max_attempts && isRetryable(result.exception) && !request.cancelled) {
-      const delay = this.delayFor(attempt - 1, result.exception);
-      delays.push(delay);
-      reasons.push((result.exception as Error)?.constructor?.name ?? "Error");
-      const slept = await (this.options.sleep ?? sleepUnlessCancelled)(delay, request);
-      if (!slept) break;
-      result = await inner.execute(request);
-      attempt++;
-    }
-    const metadata: Record<string, unknown> = { ...result.metadata, retryAttempts: attempt };
-    if (delays.length > 0) {
-      metadata.retryDelaysMs = delays;
-      metadata.retryReasons = reasons;
-    }
-    return { ...result, metadata };
+    while (await this.again(result, retries, request)) result = await inner.execute(request);
+    return retries.annotate(result);
+  }
+
+  /** Each attempt's deltas as they come (a failed attempt's too, as `execute` emits them), then the last result. */
+  async *executeStream(request: ToolExecutionRequest): AsyncIterable<ToolExecutionStreamPart> {
+    const inner = this.options.inner;
+    const retries = new Retries();
+    let result: ToolExecutionResult;
+    do {
+      let last: ToolExecutionResult | undefined;
+      for await (const part of executeStreamOf(inner, request)) {
+        if (part.type === "delta") yield part;
+        else last = part.result;
+      }
+      result = last ?? missingResult(request);
+    } while (await this.again(result, retries, request));
+    yield { type: "result", result: retries.annotate(result) };
+  }
+
+  /** Whether a failed attempt is tried again, after its backoff; counts the attempt. */
+  private async again(result: ToolExecutionResult, retries: Retries, request: ToolExecutionRequest) {
+    if (
+      result.success ||
+      retries.attempt >= this.options.max_attempts ||
+      !isRetryable(result.exception) ||
+      request.cancelled
+    )
+      return false;
+    const delay = this.delayFor(retries.attempt - 1, result.exception);
+    retries.delays.push(delay);
+    retries.reasons.push((result.exception as Error)?.constructor?.name ?? "Error");
+    const slept = await (this.options.sleep ?? sleepUnlessCancelled)(delay, request);
+    if (!slept) return false;
+    retries.attempt++;
+    return true;
   }
 
   /** The wait before retry `index` (0-based): `min(initial × multiplier^index, max)`, jittered, floored. */
@@ -71,6 +97,22 @@ export class RetryToolExecutor implements ToolExecutor {
 
   async close(): Promise<void> {
     await this.options.inner.close?.();
+  }
+}
+
+/** What the attempts of one call waited and why, for the final result's metadata. */
+class Retries {
+  attempt = 1;
+  readonly delays: number[] = [];
+  readonly reasons: string[] = [];
+
+  annotate(result: ToolExecutionResult): ToolExecutionResult {
+    const metadata: Record<string, unknown> = { ...result.metadata, retryAttempts: this.attempt };
+    if (this.delays.length > 0) {
+      metadata.retryDelaysMs = this.delays;
+      metadata.retryReasons = this.reasons;
+    }
+    return { ...result, metadata };
   }
 }
 

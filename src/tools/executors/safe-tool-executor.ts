@@ -2,29 +2,81 @@ import { z } from "zod";
 import { ToolCancelledError, ToolError, ToolTimeoutError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { deadlines } from "../../util/deadline-queue.js";
+import { type BackgroundPollOptions, DEFAULT_BACKGROUND_POLL, runBackgroundJob } from "../background-job.js";
 import { isSuspendToolCall } from "../suspend-tool-call.js";
-import { isStreamingTool, isToolResult, type ToolStreamPart } from "../tool.js";
-import type { ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
+import { isBackgroundTool, isStreamingTool, isToolResult, type ToolStreamPart } from "../tool.js";
+import type {
+  StreamingToolExecutor,
+  ToolExecutionRequest,
+  ToolExecutionResult,
+  ToolExecutionStreamPart,
+} from "../tool-executor.js";
 
 export const safeToolExecutorConfigSchema = z.object({
   default_timeout_ms: z.number().int().positive().default(30_000),
+  /** A background tool's job: the first wait before polling it, doubled after each poll up to the max. */
+  poll_initial_delay_ms: z.number().int().positive().default(DEFAULT_BACKGROUND_POLL.initialDelayMs),
+  poll_max_delay_ms: z.number().int().positive().default(DEFAULT_BACKGROUND_POLL.maxDelayMs),
 });
 
 export type SafeToolExecutorConfig = z.input<typeof safeToolExecutorConfigSchema>;
 
 /**
  * Runs a tool and races it against its timeout (the tool's `defaultTimeoutMs`, else the executor's) and the
- * run's cancellation. A tool with `interruptBehavior: "block"` is waited for whatever happens. Never throws:
- * failures come back as `success: false` with the error in `exception`.
+ * run's cancellation. A tool with `interruptBehavior: "block"` is waited for whatever happens. A background
+ * tool's job is submitted and polled within that race (`runBackgroundJob`), so the timeout and the cancellation
+ * bound the whole job and cancel it. Never throws: failures come back as `success: false` with the error in
+ * `exception`.
  */
-export class SafeToolExecutor implements ToolExecutor {
+export class SafeToolExecutor implements StreamingToolExecutor {
   readonly defaultTimeoutMs: number;
+  readonly poll: BackgroundPollOptions;
 
   constructor(config: SafeToolExecutorConfig = {}) {
-    this.defaultTimeoutMs = safeToolExecutorConfigSchema.parse(config).default_timeout_ms;
+    const parsed = safeToolExecutorConfigSchema.parse(config);
+    this.defaultTimeoutMs = parsed.default_timeout_ms;
+    this.poll = {
+      initialDelayMs: parsed.poll_initial_delay_ms,
+      maxDelayMs: Math.max(parsed.poll_initial_delay_ms, parsed.poll_max_delay_ms),
+    };
   }
 
   execute(request: ToolExecutionRequest): Promise<ToolExecutionResult> {
+    return this.run(request, undefined);
+  }
+
+  /**
+   * A streaming tool's deltas as they come, then the call's result — the same race as `execute`, whose deltas
+   * go out through `ctx.emitDelta` instead. Deltas a tool sends after its call ended (a timeout) are dropped.
+   */
+  async *executeStream(request: ToolExecutionRequest): AsyncIterable<ToolExecutionStreamPart> {
+    const deltas: string[] = [];
+    let result: ToolExecutionResult | undefined;
+    let wake: (() => void) | null = null;
+    const pending = this.run(request, (text) => {
+      if (result !== undefined) return;
+      deltas.push(text);
+      wake?.();
+    });
+    void pending.then((settled) => {
+      result = settled;
+      wake?.();
+    });
+    for (;;) {
+      while (deltas.length > 0) yield { type: "delta", text: deltas.shift()! };
+      if (result !== undefined) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = null;
+    }
+    yield { type: "result", result };
+  }
+
+  private run(
+    request: ToolExecutionRequest,
+    onDelta: ((text: string) => void) | undefined,
+  ): Promise<ToolExecutionResult> {
     const timeoutMs = request.executionSpec.defaultTimeoutMs ?? this.defaultTimeoutMs;
     if (request.cancelled && request.executionSpec.interruptBehavior !== "block") {
       return Promise.resolve(failure(request, cancelledError(request), timeoutMs, true));
@@ -32,9 +84,14 @@ export class SafeToolExecutor implements ToolExecutor {
     let value: unknown;
     try {
       const tool = request.tool;
-      value = isStreamingTool(tool)
-        ? consumeToolStream(tool.invokeStream(request.params, request.context), request)
-        : tool.invoke(request.params, request.context);
+      if (isBackgroundTool(tool)) value = runBackgroundJob(tool, request, this.poll);
+      else if (isStreamingTool(tool))
+        value = consumeToolStream(
+          tool.invokeStream(request.params, request.context),
+          request,
+          onDelta ?? ((text) => request.context.emitDelta(text)),
+        );
+      else value = tool.invoke(request.params, request.context);
     } catch (error) {
       return Promise.resolve(failure(request, error, timeoutMs, false));
     }
@@ -82,10 +139,11 @@ function race(
   });
 }
 
-/** A streaming tool's deltas become `tool.delta` events; its `result` part (or the joined text) is the data. */
+/** A streaming tool's deltas go to `onDelta` (`tool.delta` events); its `result` part (or the joined text) is the data. */
 async function consumeToolStream(
   parts: AsyncIterable<ToolStreamPart>,
   request: ToolExecutionRequest,
+  onDelta: (text: string) => void,
 ): Promise<unknown> {
   let text = "";
   let result: unknown;
@@ -93,7 +151,7 @@ async function consumeToolStream(
   for await (const part of parts) {
     if (part.type === "delta") {
       text += part.text;
-      request.context.emitDelta(part.text);
+      onDelta(part.text);
     } else {
       result = part.data;
       hasResult = true;
