@@ -340,3 +340,35 @@ describe("a ToolResult with ok: false (SB-5)", () => {
     await runtime.close();
   });
 });
+
+describe("the retry executor over safe, in a run", () => {
+  it("retries a call whose attempt timed out even when the tool read its signal, with a fresh signal each time", async () => {
+    const seen: boolean[] = [];
+    const flaky = defineTool({
+      name: "flaky",
+      description: "Hangs until aborted, twice",
+      timeoutMs: 20,
+      execute: async (_params, ctx) => {
+        seen.push(ctx.signal.aborted);
+        if (seen.length < 3) {
+          await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
+          return "too late";
+        }
+        return "third time";
+      },
+    });
+    const { runtime, model } = await runtimeWith(
+      [{ toolCalls: [toolCall("flaky", {}, "f1")] }, { text: "done" }],
+      {
+        tools: [flaky],
+        tool_executor: { type: "retry", config: { initial_delay_ms: 0, max_attempts: 3 } },
+      },
+    );
+    const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
+    expect(result.stopReason).toBe("completed");
+    expect(seen).toEqual([false, false, false]);
+    const toolMessage = model.requests[1]!.messages.find((message) => message.role === "tool");
+    expect(toolMessage?.content).toBe("third time");
+    await runtime.close();
+  });
+});

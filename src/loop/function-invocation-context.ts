@@ -56,13 +56,6 @@ export class FunctionInvocationContext extends ToolCallContext implements Functi
     }
     this.markValidated();
   }
-
-  /** A retry after a timeout gets a signal that is not aborted yet (the run's cancellation still aborts it). */
-  renewSignal(): void {
-    if (this.controller?.signal.aborted !== true || this.host.scope.cancelled) return;
-    this.release();
-    this.controller = null;
-  }
 }
 
 /** Deep enough to notice arguments edited in place; values `structuredClone` refuses are compared shallowly. */

@@ -71,6 +71,12 @@ export class ToolCallContext implements ToolContext, ToolExecutionRequest {
   abort(reason: unknown): void {
     this.controller?.abort(reason);
   }
+  /** A retry after a timeout gets a signal that is not aborted yet (the run's cancellation still aborts it). */
+  renewSignal(): void {
+    if (this.controller?.signal.aborted !== true || this.host.scope.cancelled) return;
+    this.release();
+    this.controller = null;
+  }
   /** Drop the link to the run's cancellation once the call is over. */
   release(): void {
     this.unlink?.();

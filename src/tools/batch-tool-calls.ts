@@ -162,6 +162,9 @@ function batchRequest(requests: readonly ToolExecutionRequest[], items: BatchIte
     abort(reason: unknown) {
       for (const request of requests) request.abort(reason);
     },
+    renewSignal() {
+      for (const request of requests) request.renewSignal?.();
+    },
     onCancel: (callback) => first.onCancel(callback),
   };
 }

@@ -17,7 +17,12 @@ export interface ToolExecutionRequest {
   readonly signal: AbortSignal;
   /** Abort this call's signal (an executor's timeout does this so the tool can stop its work). */
   abort(reason: unknown): void;
-  /** Whether the run was cancelled; cheaper than reading `signal`. */
+  /**
+   * Give the next attempt a signal that is not aborted, after an executor's timeout aborted this one; nothing
+   * when the run itself was cancelled. A retrying executor calls it before it decides on another attempt.
+   */
+  renewSignal?(): void;
+  /** Whether the run was cancelled (or this attempt aborted); cheaper than reading `signal`. */
   readonly cancelled: boolean;
   /** Register a callback for the run's cancellation; returns the unregister function. */
   onCancel(callback: (reason: unknown) => void): () => void;

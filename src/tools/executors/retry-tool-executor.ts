@@ -66,6 +66,8 @@ export class RetryToolExecutor implements StreamingToolExecutor {
 
   /** Whether a failed attempt is tried again, after its backoff; counts the attempt. */
   private async again(result: ToolExecutionResult, retries: Retries, request: ToolExecutionRequest) {
+    // A timed-out attempt aborted the call's signal; only the run's own cancellation ends the retries.
+    if (!result.success) request.renewSignal?.();
     if (
       result.success ||
       retries.attempt >= this.options.max_attempts ||
