@@ -169,7 +169,8 @@ async function runBody(
     log,
     scope,
     {
-      maxSteps: Math.min(budget.maxSteps ?? agent.limits.maxSteps, agent.limits.maxSteps),
+      // The request's own step budget replaces the agent's, above it too; a max_rounds condition still applies.
+      maxSteps: budget.maxSteps ?? agent.limits.maxSteps,
       maxToolCalls: budget.maxToolCalls,
       maxTotalTokens: budget.maxTotalTokens,
       maxCostUsd: budget.maxCostUsd,
