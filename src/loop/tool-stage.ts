@@ -206,6 +206,12 @@ export async function executeToolStage(
     }
   }
 
+  // A cancelled run waits for no decision: its suspended calls end cancelled, each with its one result.
+  if (driver.scope.cancelled) {
+    for (const state of states)
+      if (state.status === "suspended")
+        fail(driver, state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED, undefined, "cancelled");
+  }
   if (options.appendResults) appendResults(driver, states);
   driver.noteToolStep(states);
   driver.refreshPolicy();
