@@ -66,7 +66,10 @@ export async function executeToolStage(
   const states: ToolCallState[] = new Array(calls.length);
   for (let index = 0; index < calls.length; index++) {
     const call = calls[index]!;
-    const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status: "new" };
+    // A resumed step's call comes back with the status its checkpoint recorded; every change from there on is
+    // a transition.
+    const status = options.prior?.get(call.id)?.status ?? "new";
+    const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status };
     states[index] = state;
     staged[index] = { state, tool: driver.agent.tools[call.name], context: undefined };
   }
@@ -242,7 +245,6 @@ function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecor
   const { state } = entry;
   switch (prior.status) {
     case "succeeded":
-      state.status = "succeeded";
       state.result = prior.result;
       driver.ctx.toolResults.push({
         toolCallId: state.id,
@@ -253,37 +255,45 @@ function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecor
       return true;
     case "failed":
     case "cancelled":
-      state.status = prior.status;
       state.error = prior.error ?? { code: ERROR_CODES.TOOL_ERROR, message: "failed" };
       // A failed call that returned a ToolResult (`ok: false`) shows the model that result again.
       if (prior.result !== undefined) state.result = prior.result;
       return true;
     case "suspended":
       return prior.decision === undefined ? staySuspended(state, prior) : applyDecision(driver, entry, prior);
-    case "running":
     case "resuming":
+      // Decided but not started when the run checkpointed: the decision applies again.
+      if (prior.decision !== undefined) return applyDecision(driver, entry, prior);
       if (entry.tool?.durableIdempotent !== false) return false;
-      driver.log.emit("tool.outcome_unknown", {
-        toolCallId: state.id,
-        toolId: state.toolId,
-        hint: "The run stopped while this call ran; decide whether to run it again, give its result, or deny it",
-      });
-      suspend(
-        driver,
-        state,
-        `The outcome of '${state.toolId}' is unknown: the run stopped while it ran and the tool is not idempotent`,
-        "replay_tool_call",
-        undefined,
-      );
-      return true;
+      return outcomeUnknown(driver, entry);
+    case "running":
+      if (entry.tool?.durableIdempotent !== false) return false;
+      return outcomeUnknown(driver, entry);
     case "new":
       return prior.decision === undefined ? false : applyDecision(driver, entry, prior);
   }
 }
 
+/** A started call of a tool that is not idempotent, caught by a stop: it waits for a decision (DR-2). */
+function outcomeUnknown(driver: RunDriver, entry: StagedCall): true {
+  const { state } = entry;
+  driver.log.emit("tool.outcome_unknown", {
+    toolCallId: state.id,
+    toolId: state.toolId,
+    hint: "The run stopped while this call ran; decide whether to run it again, give its result, or deny it",
+  });
+  suspend(
+    driver,
+    state,
+    `The outcome of '${state.toolId}' is unknown: the run stopped while it ran and the tool is not idempotent`,
+    "replay_tool_call",
+    undefined,
+  );
+  return true;
+}
+
 /** A suspended call no decision has reached yet: it waits on. */
 function staySuspended(state: ToolCallState, prior: ToolCallRecord): true {
-  state.status = "suspended";
   state.suspension = prior.suspension ?? { resumeMode: "replay_tool_call" };
   return true;
 }
@@ -298,6 +308,9 @@ function applyDecision(driver: RunDriver, entry: StagedCall, prior: ToolCallReco
   const { state } = entry;
   const decision = prior.decision!;
   state.resumeInput = decision;
+  // A suspended call goes on through `resuming`; one a checkpoint caught there (or an older checkpoint's `new`
+  // call with its decision) is already past it.
+  if (state.status === "suspended") state.status = transitionToolCall(state.status, "resuming");
   switch (decision.action) {
     case "deny":
       fail(driver, state, ERROR_CODES.TOOL_DENIED, deniedMessage(decision.reason), undefined, "cancelled");
@@ -352,6 +365,7 @@ function isResumableFailure(result: ToolExecutionResult): boolean {
 /** The call did not happen: it goes back to `new` for the checkpoint the resume continues from. */
 function releaseForResume(entry: StagedCall): void {
   entry.context!.release();
+  // Not a transition: the start is undone, as if it never happened, for the checkpoint the resume reads.
   entry.state.status = "new";
 }
 
