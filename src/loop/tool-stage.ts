@@ -29,6 +29,8 @@ import { transitionToolCall } from "./run-status.js";
 import type { ToolCallContext } from "./tool-call-context.js";
 
 export const INTERRUPTED = "[Tool execution was interrupted]";
+/** The result of a call a hook's stop, asked for before the tool stage, kept from running. */
+export const NOT_EXECUTED = "[not executed: run stopped]";
 
 interface StagedCall {
   state: ToolCallState;
@@ -74,6 +76,15 @@ export async function executeToolStage(
     staged[index] = { state, tool: driver.agent.tools[call.name], context: undefined };
   }
   driver.inFlight = states;
+  // A stop asked for before the stage (an afterInference hook) runs none of the calls; each still gets its one
+  // result, so the transcript stays valid for the session's next run.
+  const stopAsked = driver.stopRequested;
+  if (stopAsked !== null && options.prior === undefined) {
+    for (const state of states)
+      fail(driver, state, ERROR_CODES.TOOL_CANCELLED, NOT_EXECUTED, undefined, "cancelled");
+    if (options.appendResults) appendResults(driver, states);
+    throw new TerminateRun({ type: "behavior_requested", value: stopAsked });
+  }
   // Durable runs: the model's answer (already in the transcript) is checkpointed before any call runs.
   if (driver.durable && options.prior === undefined) await driver.checkpoint("tools");
 
@@ -766,8 +777,8 @@ function appendResults(driver: RunDriver, states: readonly ToolCallState[]): voi
     const content =
       !failed || state.result !== undefined
         ? formatToolResult(state.result)
-        : state.error?.message === INTERRUPTED
-          ? INTERRUPTED
+        : state.error?.message === INTERRUPTED || state.error?.message === NOT_EXECUTED
+          ? state.error.message
           : formatToolError(state.error?.code ?? ERROR_CODES.TOOL_ERROR, state.error?.message ?? "failed");
     driver.appendMessage(
       failed
