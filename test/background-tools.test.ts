@@ -148,7 +148,7 @@ describe("background tools: the loop submits the job and polls it", () => {
     );
     const done = runtime.runDetailed({ agentId: "a", runId: "bg-cancel", inputText: "go" });
     await polling.promise;
-    expect(runtime.cancel("bg-cancel")).toBe(true);
+    expect(await runtime.cancel("bg-cancel")).toBe(true);
     const result = await done;
     expect(result.stopReason).toBe("cancelled");
     expect(await jobs.cancelledOnce.promise).toBe("job-1");

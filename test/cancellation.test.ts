@@ -1,6 +1,11 @@
 import { getEventListeners } from "node:events";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { defineTool } from "../src/index.js";
+import { z } from "zod";
+import { DecisionError, defineTool, Runtime } from "../src/index.js";
+import { scriptedModel } from "../src/testing/index.js";
 import { collect, deferred, runtimeWith, toolCall } from "./support/harness.js";
 
 function hangingTool(started: () => void, aborted: (reason: unknown) => void) {
@@ -27,8 +32,8 @@ describe("cancellation", () => {
     });
     const streaming = collect(runtime.stream({ agentId: "a", runId: "r", inputText: "go" }));
     await started.promise;
-    expect(runtime.cancel("r", { reason: "user pressed stop" })).toBe(true);
-    expect(runtime.cancel("r")).toBe(false);
+    expect(await runtime.cancel("r", { reason: "user pressed stop" })).toBe(true);
+    expect(await runtime.cancel("r")).toBe(false);
     const chunks = await streaming;
     const result = chunks.at(-1)!.result!;
     expect(result.stopReason).toBe("cancelled");
@@ -40,7 +45,7 @@ describe("cancellation", () => {
       code: "tool.cancelled",
     });
     expect(chunks.some((chunk) => chunk.kind === "run.cancelled")).toBe(true);
-    expect(runtime.cancel("unknown-run")).toBe(false);
+    expect(await runtime.cancel("unknown-run")).toBe(false);
     await runtime.close();
   });
 
@@ -107,5 +112,95 @@ describe("cancellation", () => {
     await expect(runtime.runDetailed({ agentId: "a", inputText: "again" })).rejects.toThrow(
       "The runtime is closed",
     );
+  });
+});
+
+/** A config on a sqlite store, so a second runtime is a process that does not hold the first one's runs. */
+async function storedConfig() {
+  const dir = await mkdtemp(path.join(tmpdir(), "keel-cancel-"));
+  const pay = defineTool({
+    name: "pay",
+    description: "Pay (needs approval)",
+    inputSchema: z.object({ amount: z.number() }),
+    approvalMode: "always",
+    execute: ({ amount }) => `paid ${amount}`,
+  });
+  const model = scriptedModel([{ toolCalls: [toolCall("pay", { amount: 5 }, "p1")] }, { text: "paid" }]);
+  return {
+    session: { type: "sqlite", config: { db_path: path.join(dir, "keel.db") } },
+    agents: [{ id: "a", name: "A", tools: [pay], llm: model }],
+  };
+}
+
+describe("cancel(runId) of a waiting run", () => {
+  it("ends a suspended run no process holds in the store: done, cancelled, run.finished in its log", async () => {
+    const config = await storedConfig();
+    const first = await Runtime.fromDict(config);
+    const suspended = await first.runDetailed({ agentId: "a", runId: "w", sessionId: "s", inputText: "pay" });
+    expect(suspended.stopReason).toBe("suspended");
+    await first.close();
+
+    const runtime = await Runtime.fromDict(config);
+    try {
+      const before = await runtime.sessionManager.loadEvents("w");
+      const following = collect(runtime.attach("w", { afterSequence: before.at(-1)!.sequence }));
+      expect(await runtime.cancel("w", { reason: "changed my mind" })).toBe(true);
+      expect(await runtime.getRun("w")).toMatchObject({
+        status: "done",
+        stopReason: "cancelled",
+        termination: { type: "cancelled", value: "changed my mind" },
+        pendingToolCalls: [],
+      });
+      const events = await runtime.sessionManager.loadEvents("w");
+      expect(events.at(-1)!.kind).toBe("run.finished");
+      expect(events.at(-1)!.result).toMatchObject({ stopReason: "cancelled" });
+      // An attachment that waited on the run sees it end; one made afterwards replays the end.
+      const followed = await following;
+      expect(followed.at(-1)).toMatchObject({ kind: "run.finished", result: { stopReason: "cancelled" } });
+      const replayed = await collect(runtime.attach("w"));
+      expect(replayed.map((chunk) => chunk.sequence)).toEqual(events.map((event) => event.sequence));
+      await expect(
+        runtime.decide({ runId: "w", decisions: [{ toolCallId: "p1", action: "approve" }] }),
+      ).rejects.toBeInstanceOf(DecisionError);
+      // The session's transcript stays valid for its next run: the model's call has its one result.
+      const messages = await runtime.sessionManager.loadMessages("s");
+      expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "tool"]);
+      expect(messages[2]).toMatchObject({ toolCallId: "p1", isError: true });
+      // Twice is harmless.
+      expect(await runtime.cancel("w")).toBe(false);
+      expect(await runtime.getRun("w")).toMatchObject({ status: "done", stopReason: "cancelled" });
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("ends a created run, queued behind another run of its session, before it starts", async () => {
+    const started = deferred();
+    const release = deferred<string>();
+    const slow = defineTool({
+      name: "slow",
+      description: "",
+      execute: () => {
+        started.resolve();
+        return release.promise;
+      },
+    });
+    const { runtime } = await runtimeWith(
+      [{ toolCalls: [toolCall("slow", {})] }, { text: "done" }, { text: "never" }],
+      { tools: [slow] },
+    );
+    try {
+      const holding = runtime.runDetailed({ agentId: "a", runId: "h", sessionId: "q", inputText: "go" });
+      await started.promise;
+      const queued = runtime.runDetailed({ agentId: "a", runId: "c", sessionId: "q", inputText: "later" });
+      await expect.poll(() => runtime.getRun("c").then((record) => record?.status)).toBe("created");
+      expect(await runtime.cancel("c")).toBe(true);
+      release.resolve("ok");
+      expect((await holding).stopReason).toBe("completed");
+      expect((await queued).stopReason).toBe("cancelled");
+      expect(await runtime.getRun("c")).toMatchObject({ status: "done", stopReason: "cancelled" });
+    } finally {
+      await runtime.close();
+    }
   });
 });

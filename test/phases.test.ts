@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Hook, HookContext, ToolCallState } from "../src/index.js";
-import { runtimeWith, toolCall } from "./support/harness.js";
+import { defineTool, type Hook, type HookContext, type ToolCallState } from "../src/index.js";
+import { collect, runtimeWith, toolCall } from "./support/harness.js";
 
 /** A hook on every phase that writes down what it saw. */
 function recorder(log: string[]): Hook {
@@ -103,6 +103,59 @@ describe("the nine phases (LC-3)", () => {
     expect(result.stopReason).toBe("completed");
     expect(result.finalOutput).toBe("first");
     expect(model.callCount).toBe(1);
+    await runtime.close();
+  });
+
+  it("a stop afterInference asks for runs none of the step's calls; each gets a not-executed result", async () => {
+    const ran: string[] = [];
+    const record = defineTool({
+      name: "record",
+      description: "",
+      execute: (_input, ctx) => {
+        ran.push(ctx.toolCallId);
+        return "recorded";
+      },
+    });
+    const { runtime, model } = await runtimeWith(
+      [
+        { text: "first", toolCalls: [toolCall("record", {}, "c1"), toolCall("record", {}, "c2")] },
+        { text: "next run" },
+      ],
+      {
+        tools: [record],
+        hooks: [
+          {
+            afterInference: (ctx: HookContext) => {
+              if (ctx.run.inputText === "go") ctx.requestStop("enough");
+            },
+          },
+        ],
+      },
+    );
+    const chunks = await collect(runtime.stream({ agentId: "a", sessionId: "s", inputText: "go" }));
+    const result = chunks.at(-1)!.result!;
+    expect(result.termination).toEqual({ type: "behavior_requested", value: "enough" });
+    expect(result.stopReason).toBe("completed");
+    expect(result.finalOutput).toBe("first");
+    expect(ran).toEqual([]);
+    expect(result.usage.toolCalls).toBe(0);
+    expect(chunks.some((chunk) => chunk.kind === "tool.started")).toBe(false);
+    // The transcript stays valid: every call has exactly one result before any next model call.
+    const messages = await runtime.sessionManager.loadMessages("s");
+    expect(messages.map((message) => [message.role, message.role === "tool" ? message.content : ""])).toEqual(
+      [
+        ["user", ""],
+        ["assistant", ""],
+        ["tool", "[not executed: run stopped]"],
+        ["tool", "[not executed: run stopped]"],
+      ],
+    );
+    await runtime.runDetailed({ agentId: "a", sessionId: "s", inputText: "again" });
+    const sent = model.requests[1]!.messages;
+    expect(sent.filter((message) => message.role === "tool").map((message) => message.toolCallId)).toEqual([
+      "c1",
+      "c2",
+    ]);
     await runtime.close();
   });
 });

@@ -125,13 +125,42 @@ describe("limits and budgets (RT-7) end runs with stop reasons, never exceptions
     await runtime.close();
   });
 
-  it("runtime.max_steps → max_steps; the lowest limit wins", async () => {
+  it("runtime.max_steps → max_steps when the request has no budget.maxSteps", async () => {
     const { runtime } = await runtimeWith([addTurn(1), addTurn(2), addTurn(3), { text: "x" }], {
       runtime: { max_steps: 1 },
     });
-    const result = await runtime.runDetailed({ agentId: "a", inputText: "go", budget: { maxSteps: 5 } });
+    const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
     expect(result.stopReason).toBe("max_steps");
     expect(result.metadata.steps).toBe(1);
+    await runtime.close();
+  });
+
+  it("budget.maxSteps replaces runtime.max_steps, above it too (budget.maxSteps ?? runtime.max_steps)", async () => {
+    const turns = Array.from({ length: 20 }, (_, index) => addTurn(index));
+    const { runtime } = await runtimeWith([...turns, { text: "done" }]);
+    // runtime.max_steps is 16 by default; the request's 30 is the run's limit.
+    const result = await runtime.runDetailed({ agentId: "a", inputText: "go", budget: { maxSteps: 30 } });
+    expect(result.stopReason).toBe("completed");
+    expect(result.metadata.steps).toBe(21);
+    const { runtime: small } = await runtimeWith([addTurn(1), addTurn(2), addTurn(3), { text: "x" }], {
+      runtime: { max_steps: 1 },
+    });
+    const above = await small.runDetailed({ agentId: "a", inputText: "go", budget: { maxSteps: 5 } });
+    expect(above.stopReason).toBe("completed");
+    expect(above.metadata.steps).toBe(4);
+    await runtime.close();
+    await small.close();
+  });
+
+  it("a max_rounds stop condition still applies under a larger budget.maxSteps: the lowest wins", async () => {
+    const turns = Array.from({ length: 20 }, (_, index) => addTurn(index));
+    const { runtime, model } = await runtimeWith([...turns, { text: "done" }], {
+      stop_conditions: [{ type: "max_rounds", rounds: 3 }],
+    });
+    const result = await runtime.runDetailed({ agentId: "a", inputText: "go", budget: { maxSteps: 30 } });
+    expect(result.stopReason).toBe("max_steps");
+    expect(result.termination).toEqual({ type: "stopped", value: "max_rounds" });
+    expect(model.callCount).toBe(3);
     await runtime.close();
   });
 

@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   DECISION: "run.decision",
   MIDDLEWARE_TERMINATED: "middleware.terminated",
   MIDDLEWARE_NO_RESULT: "middleware.no_result",
+  CONTEXT_FINALIZE: "context.finalize",
   CHECKPOINT_UNKNOWN: "checkpoint.unknown",
   CHECKPOINT_SCHEMA: "checkpoint.schema_version",
   CHECKPOINT_MISMATCH: "checkpoint.agent_mismatch",

@@ -87,7 +87,10 @@ function toRecord(call: ToolCallState): ToolCallRecord {
   if (call.suspension !== undefined) record.suspension = { ...call.suspension };
   if (call.job !== undefined) record.job = { ...call.job };
   // A decided call not yet finished keeps its decision, so a resume after a crash replays it rather than asking.
-  if ((call.status === "new" || call.status === "running") && call.resumeInput !== undefined)
+  if (
+    (call.status === "new" || call.status === "resuming" || call.status === "running") &&
+    call.resumeInput !== undefined
+  )
     record.decision = call.resumeInput as ToolDecision;
   return record;
 }

@@ -311,7 +311,8 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
    * StepStart hooks ran when the step first began and are not run again.
    */
   resumeStep(answer: { text: string; calls: readonly ToolCall[] }): void {
-    this.checkpointBoundary();
+    // A run cancelled before it goes on is not stopped here: the tool stage gives each of the step's calls its
+    // one result (the transcript stays valid for the session's next run), then ends the run.
     this.lastText = answer.text;
     this.stepCalls = answer.calls;
     this.requestedTools = answer.calls.map((call) => call.name);

@@ -1,4 +1,5 @@
 // Long because a run's lifecycle is one procedure: its start, the body middleware wraps, resume, its end.
+import type { ContextAssemblyInput } from "../context/context-assembler.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
@@ -97,16 +98,16 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
   ).then((attempt) => finishRun(input, writer, durationDeadline, attempt));
 }
 
-/** The run's last events, once its result is final. */
-function finishRun(
+/** The run's last events, once its result is final (the context assembler's `finalize` may have changed it). */
+async function finishRun(
   input: RunLoopInput,
   writer: CheckpointWriter,
   durationDeadline: Deadline | null,
   attempt: RunAttempt,
-): RunLoopOutcome {
+): Promise<RunLoopOutcome> {
   durationDeadline?.cancel();
   const { log } = input;
-  const { result } = attempt;
+  const result = await finalizeResult(input, attempt);
   if (result.stopReason === "failed")
     log.emit("run.failed", { error: result.error, errorDetails: result.errorDetails });
   if (result.stopReason === "cancelled")
@@ -169,7 +170,8 @@ async function runBody(
     log,
     scope,
     {
-      maxSteps: Math.min(budget.maxSteps ?? agent.limits.maxSteps, agent.limits.maxSteps),
+      // The request's own step budget replaces the agent's, above it too; a max_rounds condition still applies.
+      maxSteps: budget.maxSteps ?? agent.limits.maxSteps,
       maxToolCalls: budget.maxToolCalls,
       maxTotalTokens: budget.maxTotalTokens,
       maxCostUsd: budget.maxCostUsd,
@@ -260,6 +262,54 @@ async function runBody(
   }
   const attempt = { result, context: ctx, newMessages: ctx.transcript.slice(driver.firstNewMessage) };
   return finish === undefined ? attempt : finishRun(input, writer, finish, attempt);
+}
+
+/**
+ * The context assembler's last word on a run that ended, after agent middleware and before `run.finished`: it may
+ * post-process the result (returning nothing keeps it). A suspended run has not ended; it is finalized when it
+ * does. A `finalize` that throws fails the run with its error.
+ */
+async function finalizeResult(input: RunLoopInput, attempt: RunAttempt): Promise<RunResult> {
+  const { result, context } = attempt;
+  const assembler = input.agent.contextAssembler;
+  if (assembler.finalize === undefined || result.stopReason === "suspended") return result;
+  try {
+    return (await assembler.finalize(assemblyInput(input, context), result)) ?? result;
+  } catch (thrown) {
+    const error = KeelError.isInstance(thrown)
+      ? thrown
+      : new KeelError(`The context assembler's finalize failed: ${(thrown as Error)?.message ?? thrown}`, {
+          code: ERROR_CODES.CONTEXT_FINALIZE,
+          cause: thrown,
+          hint: "Fix the agent's context_assembler.finalize, or return the result it was given",
+          context: {
+            agentId: input.agent.id,
+            sessionId: result.metadata.sessionId as string,
+            runId: result.runId,
+          },
+        });
+    return {
+      ...result,
+      finalOutput: null,
+      stopReason: "failed",
+      termination: { type: "error", value: error.message },
+      error: error.message,
+      errorDetails: toErrorDetails(error),
+      exception: error,
+    };
+  }
+}
+
+/** What `assemble` and `finalize` are given: the run's request and session. */
+function assemblyInput(input: RunLoopInput, ctx: RunContext): ContextAssemblyInput {
+  const { agent } = input;
+  return {
+    request: ctx.runRequest,
+    sessionId: ctx.sessionId,
+    sessionState: input.sessionState,
+    sessionManager: input.sessionManager,
+    countTokens: (text) => agent.model.countTokens?.(text) ?? Math.ceil(text.length / 4),
+  };
 }
 
 /**
@@ -376,13 +426,7 @@ async function prepareContext(input: RunLoopInput, ctx: RunContext, driver: RunD
   const { agent, log } = input;
   const request = ctx.runRequest;
   const startedAt = performance.now();
-  const assembled = await agent.contextAssembler.assemble({
-    request,
-    sessionId: ctx.sessionId,
-    sessionState: input.sessionState,
-    sessionManager: input.sessionManager,
-    countTokens: (text) => agent.model.countTokens?.(text) ?? Math.ceil(text.length / 4),
-  });
+  const assembled = await agent.contextAssembler.assemble(assemblyInput(input, ctx));
   const transcript = ctx.transcript;
   for (const message of assembled.transcript) transcript.push(message);
   (ctx as { sessionArtifacts: unknown }).sessionArtifacts = assembled.sessionArtifacts;

@@ -33,6 +33,8 @@ import { transitionToolCall } from "./run-status.js";
 import type { ToolCallContext } from "./tool-call-context.js";
 
 export const INTERRUPTED = "[Tool execution was interrupted]";
+/** The result of a call a hook's stop, asked for before the tool stage, kept from running. */
+export const NOT_EXECUTED = "[not executed: run stopped]";
 
 interface StagedCall {
   state: ToolCallState;
@@ -70,11 +72,23 @@ export async function executeToolStage(
   const states: ToolCallState[] = new Array(calls.length);
   for (let index = 0; index < calls.length; index++) {
     const call = calls[index]!;
-    const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status: "new" };
+    // A resumed step's call comes back with the status its checkpoint recorded; every change from there on is
+    // a transition.
+    const status = options.prior?.get(call.id)?.status ?? "new";
+    const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status };
     states[index] = state;
     staged[index] = { state, tool: driver.agent.tools[call.name], context: undefined };
   }
   driver.inFlight = states;
+  // A stop asked for before the stage (an afterInference hook) runs none of the calls; each still gets its one
+  // result, so the transcript stays valid for the session's next run.
+  const stopAsked = driver.stopRequested;
+  if (stopAsked !== null && options.prior === undefined) {
+    for (const state of states)
+      fail(driver, state, ERROR_CODES.TOOL_CANCELLED, NOT_EXECUTED, undefined, "cancelled");
+    if (options.appendResults) appendResults(driver, states);
+    throw new TerminateRun({ type: "behavior_requested", value: stopAsked });
+  }
   // Durable runs: the model's answer (already in the transcript) is checkpointed before any call runs.
   if (driver.durable && options.prior === undefined) await driver.checkpoint("tools");
 
@@ -196,6 +210,12 @@ export async function executeToolStage(
     }
   }
 
+  // A cancelled run waits for no decision: its suspended calls end cancelled, each with its one result.
+  if (driver.scope.cancelled) {
+    for (const state of states)
+      if (state.status === "suspended")
+        fail(driver, state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED, undefined, "cancelled");
+  }
   if (options.appendResults) appendResults(driver, states);
   driver.noteToolStep(states);
   driver.refreshPolicy();
@@ -266,7 +286,6 @@ function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecor
   const { state } = entry;
   switch (prior.status) {
     case "succeeded":
-      state.status = "succeeded";
       state.result = prior.result;
       driver.ctx.toolResults.push({
         toolCallId: state.id,
@@ -277,38 +296,47 @@ function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecor
       return true;
     case "failed":
     case "cancelled":
-      state.status = prior.status;
       state.error = prior.error ?? { code: ERROR_CODES.TOOL_ERROR, message: "failed" };
       // A failed call that returned a ToolResult (`ok: false`) shows the model that result again.
       if (prior.result !== undefined) state.result = prior.result;
       return true;
     case "suspended":
       return prior.decision === undefined ? staySuspended(state, prior) : applyDecision(driver, entry, prior);
-    case "running":
     case "resuming":
+      // Decided but not started when the run checkpointed: the decision applies again.
+      if (prior.decision !== undefined) return applyDecision(driver, entry, prior);
       if (resumesBackgroundJob(entry.tool, state, prior)) return false;
       if (entry.tool?.durableIdempotent !== false) return false;
-      driver.log.emit("tool.outcome_unknown", {
-        toolCallId: state.id,
-        toolId: state.toolId,
-        hint: "The run stopped while this call ran; decide whether to run it again, give its result, or deny it",
-      });
-      suspend(
-        driver,
-        state,
-        `The outcome of '${state.toolId}' is unknown: the run stopped while it ran and the tool is not idempotent`,
-        "replay_tool_call",
-        undefined,
-      );
-      return true;
+      return outcomeUnknown(driver, entry);
+    case "running":
+      if (resumesBackgroundJob(entry.tool, state, prior)) return false;
+      if (entry.tool?.durableIdempotent !== false) return false;
+      return outcomeUnknown(driver, entry);
     case "new":
       return prior.decision === undefined ? false : applyDecision(driver, entry, prior);
   }
 }
 
+/** A started call of a tool that is not idempotent, caught by a stop: it waits for a decision (DR-2). */
+function outcomeUnknown(driver: RunDriver, entry: StagedCall): true {
+  const { state } = entry;
+  driver.log.emit("tool.outcome_unknown", {
+    toolCallId: state.id,
+    toolId: state.toolId,
+    hint: "The run stopped while this call ran; decide whether to run it again, give its result, or deny it",
+  });
+  suspend(
+    driver,
+    state,
+    `The outcome of '${state.toolId}' is unknown: the run stopped while it ran and the tool is not idempotent`,
+    "replay_tool_call",
+    undefined,
+  );
+  return true;
+}
+
 /** A suspended call no decision has reached yet: it waits on. */
 function staySuspended(state: ToolCallState, prior: ToolCallRecord): true {
-  state.status = "suspended";
   state.suspension = prior.suspension ?? { resumeMode: "replay_tool_call" };
   return true;
 }
@@ -323,6 +351,9 @@ function applyDecision(driver: RunDriver, entry: StagedCall, prior: ToolCallReco
   const { state } = entry;
   const decision = prior.decision!;
   state.resumeInput = decision;
+  // A suspended call goes on through `resuming`; one a checkpoint caught there (or an older checkpoint's `new`
+  // call with its decision) is already past it.
+  if (state.status === "suspended") state.status = transitionToolCall(state.status, "resuming");
   switch (decision.action) {
     case "deny":
       fail(driver, state, ERROR_CODES.TOOL_DENIED, deniedMessage(decision.reason), undefined, "cancelled");
@@ -377,6 +408,7 @@ function isResumableFailure(result: ToolExecutionResult): boolean {
 /** The call did not happen: it goes back to `new` for the checkpoint the resume continues from. */
 function releaseForResume(entry: StagedCall): void {
   entry.context!.release();
+  // Not a transition: the start is undone, as if it never happened, for the checkpoint the resume reads.
   entry.state.status = "new";
 }
 
@@ -778,8 +810,8 @@ function appendResults(driver: RunDriver, states: readonly ToolCallState[]): voi
     const content =
       !failed || state.result !== undefined
         ? formatToolResult(state.result)
-        : state.error?.message === INTERRUPTED
-          ? INTERRUPTED
+        : state.error?.message === INTERRUPTED || state.error?.message === NOT_EXECUTED
+          ? state.error.message
           : formatToolError(state.error?.code ?? ERROR_CODES.TOOL_ERROR, state.error?.message ?? "failed");
     driver.appendMessage(
       failed

@@ -8,6 +8,7 @@ import type { CancelScope } from "../loop/cancel-scope.js";
 import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
 import type { LoadedRunState } from "../loop/load-run-state.js";
 import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
+import { transitionRun } from "../loop/run-status.js";
 import { runStatusOf } from "../loop/termination.js";
 import type { Message } from "../models/message.js";
 import { policyForRun } from "../permissions/run-policy.js";
@@ -123,7 +124,8 @@ function runInSession(
   stored: { sequence: number; folder?: RunFolder },
   skillSummaries: Record<string, SessionSkillSummary> | undefined,
 ): Promise<RunResult> {
-  record.status = "running";
+  // A run that goes on takes its status from its store once it has read it there.
+  if (input.resume?.sameRun !== true) record.status = transitionRun(record.status, "running");
   // Run folders (SB-6): made once the run holds its session; a folder that cannot be made fails the run.
   const folders = input.agent.runFolders;
   if (folders !== undefined) stored.folder = new RunFolder(folders.rootDir, input.request.runId).open();
@@ -154,7 +156,11 @@ function runInSession(
         loopInput.resume = found.loaded;
         loopInput.stored = found.stored;
         stored.sequence = found.stored.sequence;
-        if (resume.sameRun) record.createdAt = found.loaded.record.createdAt;
+        if (resume.sameRun) {
+          record.createdAt = found.loaded.record.createdAt;
+          // The run goes on from the status its store holds (waiting, or running after a crash).
+          record.status = transitionRun(found.loaded.record.status, "running");
+        }
         return input.sessionManager.saveRun(record);
       },
       (error: unknown) => {
@@ -257,7 +263,7 @@ async function finish(
     stored.folder.writeEvents(log.events);
     stored.folder.close();
   }
-  record.status = runStatusOf(result.termination);
+  record.status = transitionRun(record.status, runStatusOf(result.termination));
   record.stopReason = result.stopReason;
   record.termination = result.termination;
   record.pendingToolCalls = result.pendingToolCalls;

@@ -246,13 +246,16 @@ export class Runtime {
     }
   }
 
-  /** Cancel a run this process holds; true when it was running. Twice is harmless. */
-  cancel(runId: string, options: { reason?: string } = {}): boolean {
+  /**
+   * Cancel a run that has not finished: one this process holds (created or running) through its cancel scope,
+   * and a waiting one — which no process holds; it lives in the store — by ending it from its checkpoint, as
+   * `cancelRun()` does. Resolves true when this call cancelled the run; false for a run that is unknown, already
+   * finished or already cancelled (twice is harmless), or held by another process.
+   */
+  async cancel(runId: string, options: { reason?: string } = {}): Promise<boolean> {
     const live = this.liveRuns.get(runId);
-    if (!live) return false;
-    return live.scope.cancel(
-      options.reason === undefined ? { type: "cancelled" } : { type: "cancelled", value: options.reason },
-    );
+    if (live !== undefined) return live.scope.cancel(cancelTermination(options.reason));
+    return (await this.cancelWaiting(runId, cancelTermination(options.reason))) !== null;
   }
 
   /**
@@ -326,23 +329,34 @@ export class Runtime {
    * gets `run.cancelled` and `run.finished`, its record ends `cancelled`). Null for a run that is neither.
    */
   async cancelRun(runId: string, options: { reason?: string } = {}): Promise<RunResult | null> {
-    const termination =
-      options.reason === undefined
-        ? ({ type: "cancelled" } as const)
-        : ({ type: "cancelled", value: options.reason } as const);
+    const termination = cancelTermination(options.reason);
     const live = this.liveRuns.get(runId);
     if (live !== undefined) {
       live.scope.cancel(termination);
       return live.done;
     }
+    return this.cancelWaiting(runId, termination);
+  }
+
+  /** End a waiting run from its suspension checkpoint, cancelled; null when the store says it is not waiting. */
+  private async cancelWaiting(runId: string, termination: TerminationReason): Promise<RunResult | null> {
     await this.ready();
     const record = await this.sessionManager.getRun(runId);
     if (record?.status !== "waiting") return null;
     const waiting = await this.waitingCheckpoint(runId);
-    const started = await this.startRun(
-      { agentId: record.agentId, inputText: "", resumeFromCheckpoint: waiting.checkpointId },
-      { cancel: termination },
-    );
+    let started: LiveRun;
+    try {
+      started = await this.startRun(
+        { agentId: record.agentId, inputText: "", resumeFromCheckpoint: waiting.checkpointId },
+        { cancel: termination },
+      );
+    } catch (error) {
+      // A decision resumed the run here meanwhile: it is cancelled where it runs.
+      const live = this.liveRuns.get(runId);
+      if (live === undefined) throw error;
+      live.scope.cancel(termination);
+      started = live;
+    }
     return started.done;
   }
 
@@ -756,4 +770,8 @@ function waitingResult(record: RunRecord, state: RunState): RunResult {
 
 function newId(): string {
   return randomUUID().toLowerCase();
+}
+
+function cancelTermination(reason: string | undefined): TerminationReason {
+  return reason === undefined ? { type: "cancelled" } : { type: "cancelled", value: reason };
 }

@@ -32,7 +32,10 @@ export async function* decideAndFollow(
   // Only a refusal matters here: the chunks tell how the run goes on.
   const refused = decided.then(() => new Promise<never>(() => {}));
   refused.catch(() => {});
-  const cancel = () => runtime.cancel(runId, { reason: "signal aborted" });
+  const cancel = () => {
+    // The chunks tell how the run ends; a store that refuses the cancellation leaves it as it was.
+    runtime.cancel(runId, { reason: "signal aborted" }).catch(() => {});
+  };
   signal?.addEventListener("abort", cancel, { once: true });
   try {
     for (;;) {

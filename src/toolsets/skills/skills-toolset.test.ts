@@ -73,6 +73,25 @@ describe("load_skill", () => {
     expect(loadedSkillNames(state)).toEqual(["pdf-reader"]);
   });
 
+  it("takes skill_id, the argument the model's schema shows; name still works as an alias", async () => {
+    const { toolset, call } = tools();
+    const loadSkill = toolset.tools().find((tool) => tool.name === "load_skill")!;
+    const schema = loadSkill.schema() as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(schema.properties)).toEqual(["skill_id"]);
+    expect(schema.required).toEqual(["skill_id"]);
+    expect(await loadSkill.validateParams!({ skill_id: "summarize" })).toEqual({
+      ok: true,
+      value: { skill_id: "summarize" },
+    });
+    expect(await loadSkill.validateParams!({ name: "summarize" })).toEqual({
+      ok: true,
+      value: { skill_id: "summarize" },
+    });
+    expect((await loadSkill.validateParams!({})).ok).toBe(false);
+    const result = await call<Record<string, unknown>>("load_skill", { skill_id: "summarize" });
+    expect(result.data).toMatchObject({ name: "summarize", instructions: "Summarise briefly.\n" });
+  });
+
   it("an unknown name is a tool error with a near match; nothing is marked", async () => {
     const { call, state } = tools();
     await expect(call("load_skill", { name: "pdf-readr" })).rejects.toMatchObject({
@@ -87,7 +106,7 @@ describe("in a run", () => {
   it("load_skill makes the skill's allowed-tools part of the session's policy from the next run", async () => {
     const model = scriptedModel([
       { toolCalls: [{ id: "l", name: "list_skills", arguments: {} }] },
-      { toolCalls: [{ id: "k", name: "load_skill", arguments: { name: "pdf-reader" } }] },
+      { toolCalls: [{ id: "k", name: "load_skill", arguments: { skill_id: "pdf-reader" } }] },
       { text: "done" },
     ]);
     const runtime = await Runtime.fromDict({

@@ -38,12 +38,26 @@ export interface LoadedSkill {
   alreadyLoaded: boolean;
 }
 
+/**
+ * `load_skill`'s arguments: `skill_id`, the name the model sees. Calls written against the earlier `name` argument
+ * still work — it is read as `skill_id` when that is missing — but the model's schema shows only `skill_id`.
+ */
+const loadSkillInput = z.preprocess(
+  (value) =>
+    typeof value === "object" && value !== null && !("skill_id" in value) && "name" in value
+      ? { ...value, skill_id: (value as { name: unknown }).name }
+      : value,
+  z.object({
+    skill_id: z.string().min(1).describe("The skill's name, as list_skills gives it"),
+  }),
+);
+
 function resolve<T>(value: T | (() => T)): T {
   return typeof value === "function" ? (value as () => T)() : value;
 }
 
 /**
- * The skills toolset (SB-1): `list_skills()` and `load_skill(name)` over a skills manager. `load_skill` records
+ * The skills toolset (SB-1): `list_skills()` and `load_skill(skill_id)` over a skills manager. `load_skill` records
  * the skill in the session state ({@link markSkillLoaded}), so its `allowed-tools` and `permissions` take part in
  * the effective policy from the session's next run (SB-3; skills only narrow or request, never grant).
  */
@@ -81,11 +95,11 @@ export function createSkillsToolset(options: SkillsToolsetOptions): Toolset {
     description:
       "Load a skill by name: returns its instructions (SKILL.md) and reference files. Call list_skills first " +
       "to see the names.",
-    inputSchema: z.object({
-      name: z.string().min(1).describe("The skill's name, as list_skills gives it"),
-    }),
+    inputSchema: loadSkillInput,
     sideEffects: "read",
-    execute: async ({ name }, ctx): Promise<ToolResult<LoadedSkill>> => {
+    execute: async (input, ctx): Promise<ToolResult<LoadedSkill>> => {
+      // A direct `invoke` skips validation, so the alias is read here too.
+      const name = input.skill_id ?? (input as { name?: string }).name ?? "";
       const known = await summaries(ctx);
       const skill = Object.hasOwn(known, name) ? known[name] : undefined;
       if (skill === undefined) {
