@@ -43,6 +43,14 @@ export class RetryToolExecutor implements ToolExecutor {
       const delay = this.delayFor(attempt - 1, result.exception);
       delays.push(delay);
       reasons.push((result.exception as Error)?.constructor?.name ?? "Error");
+      // Before the wait, so a consumer sees why the call is slow while it backs off.
+      request.context.emitEvent?.("tool.retry_requested", {
+        toolId: request.toolId,
+        toolCallId: request.context.toolCallId,
+        attempt: attempt + 1,
+        error: result.error ?? (result.exception as Error)?.message ?? "error",
+        delayMs: delay,
+      });
       const slept = await (this.options.sleep ?? sleepUnlessCancelled)(delay, request);
       if (!slept) break;
       result = await inner.execute(request);
