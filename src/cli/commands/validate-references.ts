@@ -3,7 +3,7 @@ import { formatConfigPath } from "../../config/config-issues.js";
 import type { ConfigIssue } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { createModel } from "../../models/create-model.js";
-import { checkPluginRef } from "../../plugins/load-plugin.js";
+import { checkPluginRef, isPluginRef } from "../../plugins/load-plugin.js";
 import type { PluginKind } from "../../plugins/plugin-registry.js";
 import { registerBuiltins } from "../../plugins/register-builtins.js";
 
@@ -49,13 +49,16 @@ export async function checkConfigReferences(
     }
   });
   const issues: ConfigIssue[] = [];
-  for (const [kind, path, ref] of refs) {
+  for (let index = 0; index < refs.length; index++) {
+    const [kind, path, ref] = refs[index]!;
     const label = formatConfigPath(path);
     try {
       await checkPluginRef(kind, ref, { baseDir: options.baseDir, label });
     } catch (error) {
       issues.push(issueOf(label, error));
+      continue;
     }
+    refs.push(...nestedRefs(kind, path, ref));
   }
   config.agents.forEach((agent, index) => {
     try {
@@ -65,6 +68,35 @@ export async function checkConfigReferences(
     }
   });
   return issues;
+}
+
+/** Builtins that load plugins of their own from a config key: the `retry` executor's `inner`, and so on. */
+const NESTED: Readonly<Partial<Record<PluginKind, Readonly<Record<string, PluginKind>>>>> = {
+  tool_executor: { inner: "tool_executor" },
+  event_bus: { inner: "event_bus" },
+  memory: { memories: "memory" },
+};
+
+function nestedRefs(
+  kind: PluginKind,
+  path: readonly PropertyKey[],
+  ref: unknown,
+): [PluginKind, PropertyKey[], unknown][] {
+  const keys = NESTED[kind];
+  const config = (ref as { type?: unknown; config?: Record<string, unknown> } | null)?.config;
+  if (keys === undefined || typeof (ref as { type?: unknown } | null)?.type !== "string" || config == null)
+    return [];
+  const found: [PluginKind, PropertyKey[], unknown][] = [];
+  for (const [key, nestedKind] of Object.entries(keys)) {
+    const value = config[key];
+    if (Array.isArray(value)) {
+      for (const [position, entry] of value.entries())
+        if (isPluginRef(entry)) found.push([nestedKind, [...path, "config", key, position], entry]);
+    } else if (isPluginRef(value)) {
+      found.push([nestedKind, [...path, "config", key], value]);
+    }
+  }
+  return found;
 }
 
 /** The error as an issue at `path`; its message loses the `path: ` a load puts in front. */

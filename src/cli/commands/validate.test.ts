@@ -127,6 +127,24 @@ describe("validateCommand", () => {
     expect(body).toContain("hint: Set KEEL_VALIDATE_TEST_KEY");
   });
 
+  it("checks the plugins a builtin loads from its own config, such as the retry executor's inner one", async () => {
+    const result = await run(
+      "nested.json",
+      JSON.stringify({
+        agents: [
+          {
+            id: "a",
+            name: "A",
+            tool_executor: { type: "retry", config: { inner: { type: "saef" } } },
+          },
+        ],
+      }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.err).toContain('agents[0].tool_executor.config.inner: unknown tool_executor type "saef"');
+    expect(result.err).toContain('Did you mean "safe"?');
+  });
+
   it("suggests the store type an unknown session type was meant to be", async () => {
     const result = await run(
       "sqlit.json",
