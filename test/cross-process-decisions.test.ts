@@ -68,7 +68,7 @@ async function snapshot(store: SessionManager, runId: string, sessionId: string)
 }
 
 const decidedPayloads = (events: readonly RuntimeEvent[]) =>
-  events.filter((event) => event.kind === "tool.decided").map((event) => event.payload);
+  events.filter((event) => event.kind === "tool.decision").map((event) => event.payload);
 
 describe.each(STORES)("decisions from other processes ($type)", (kind: StoreKind) => {
   const dir = join(suite.root, "ledgers", kind.type);

@@ -165,7 +165,7 @@ describe("decisions (LC-8)", () => {
     expect(ledger.calls).toEqual(["s1:add", "p1:pay:10", "p2:pay:20"]);
     const events = await runtime.sessionManager.loadEvents("d");
     expect(events.map((event) => event.sequence)).toEqual(events.map((_, index) => index + 1));
-    const decided = events.filter((event) => event.kind === "tool.decided").map((event) => event.payload);
+    const decided = events.filter((event) => event.kind === "tool.decision").map((event) => event.payload);
     expect(decided).toEqual([
       { toolCallId: "p1", toolId: "pay", action: "approve" },
       { toolCallId: "p2", toolId: "pay", action: "approve", decisionId: "dec-2" },
@@ -352,7 +352,7 @@ describe("decisions (LC-8)", () => {
     expect(result.stopReason).toBe("completed");
     expect(ledger.calls).toEqual(["s1:add"]);
     const decided = (await runtime.sessionManager.loadEvents("ad")).filter(
-      (event) => event.kind === "tool.decided",
+      (event) => event.kind === "tool.decision",
     );
     expect(decided.map((event) => [event.payload.toolCallId, event.payload.sticky ?? false])).toEqual([
       ["p1", false],
@@ -505,7 +505,7 @@ describe("attach around a decision (LC-9)", () => {
     const stored = await runtime.sessionManager.loadEvents("at1");
     expect(seen.map((chunk) => chunk.sequence)).toEqual(stored.map((event) => event.sequence));
     expect(seen.filter((chunk) => chunk.kind === "run.finished")).toHaveLength(2);
-    expect(seen.some((chunk) => chunk.kind === "tool.decided")).toBe(true);
+    expect(seen.some((chunk) => chunk.kind === "tool.decision")).toBe(true);
   });
 
   it("ends when the resumption starts and finishes while attach reads the store (no wait for what happened)", async () => {

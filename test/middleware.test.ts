@@ -189,7 +189,12 @@ describe("agent middleware", () => {
     const chunks = await collect(runtime.stream({ agentId: "a", sessionId: "s", inputText: "bad" }));
     expect(model.callCount).toBe(0);
     // The policy is computed when the run starts (SB-3), before agent middleware decides anything.
-    expect(kinds(chunks)).toEqual(["run.started", "permissions.computed", "run.finished"]);
+    expect(kinds(chunks)).toEqual([
+      "run.started",
+      "permissions.computed",
+      "session.acquired",
+      "run.finished",
+    ]);
     expect(chunks.at(-1)!.result).toMatchObject({
       finalOutput: "I cannot help with that",
       stopReason: "completed",
@@ -275,7 +280,13 @@ describe("agent middleware", () => {
     expect(model.callCount).toBe(0);
     expect(result).toMatchObject({ stopReason: "failed", error: "quota exceeded", finalOutput: null });
     expect(result.termination).toEqual({ type: "error", value: "quota exceeded" });
-    expect(kinds(chunks)).toEqual(["run.started", "permissions.computed", "run.failed", "run.finished"]);
+    expect(kinds(chunks)).toEqual([
+      "run.started",
+      "permissions.computed",
+      "session.acquired",
+      "run.failed",
+      "run.finished",
+    ]);
     await runtime.close();
   });
 });

@@ -292,6 +292,29 @@ describe("the built keel bin", () => {
     expect(failure.stderr).not.toMatch(STACK_LINE);
   });
 
+  it("validate refuses from the bin what run refuses: a misspelt tool type, with run's hint", async () => {
+    const path = join(dir(), "bin-typo.json");
+    await writeFile(
+      path,
+      JSON.stringify({ agents: [{ id: "a", name: "A", tools: [{ id: "fs", type: "filesytem" }] }] }),
+      "utf8",
+    );
+    const fail = (args: string[]) =>
+      run(process.execPath, [bin, ...args], { cwd: repoRoot }).then(
+        () => ({ code: 0, stderr: "" }),
+        (error: { code: number; stderr: string }) => error,
+      );
+    const validated = await fail(["validate", path]);
+    const ran = await fail(["run", path, "hi"]);
+    expect(validated.code).toBe(1);
+    expect(ran.code).toBe(1);
+    for (const stderr of [validated.stderr, ran.stderr]) {
+      expect(stderr).toContain('unknown tool type "filesytem"');
+      expect(stderr).toContain('Did you mean "filesystem"?');
+    }
+    expect(validated.stderr).not.toMatch(STACK_LINE);
+  });
+
   it("runs the quickstart example offline", async () => {
     const { stdout } = await run(
       process.execPath,

@@ -118,7 +118,7 @@ describe("keel run, suspended, then keel decide from another shell", () => {
     expect(chunks.map((chunk) => chunk.sequence)).toEqual(
       chunks.map((_, index) => before.at(-1).sequence + 1 + index),
     );
-    expect(chunks.some((chunk) => chunk.kind === "tool.decided")).toBe(true);
+    expect(chunks.some((chunk) => chunk.kind === "tool.decision")).toBe(true);
     expect(chunks.at(-1)).toMatchObject({ kind: "run.finished", result: { stopReason: "completed", runId } });
   });
 

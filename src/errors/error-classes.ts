@@ -235,6 +235,13 @@ export class DecisionError extends KeelError {
   }
 }
 
+/** A stream consumer fell behind a live run further than memory keeps, and the store cannot give the gap. */
+export class RunEventsLostError extends KeelError {
+  constructor(message: string, options?: Options) {
+    super(message, withDefaults(options, ERROR_CODES.RUN_EVENTS_LOST, false));
+  }
+}
+
 export class SessionQueueFullError extends KeelError {
   constructor(message: string, options?: Options) {
     super(message, withDefaults(options, ERROR_CODES.SESSION_QUEUE_FULL, true));

@@ -46,7 +46,6 @@ describe("EVENT_SCHEMAS", () => {
         "run.checkpoint_saved",
       ],
       ...["run.checkpoint_failed", "run.resume_attempted", "run.resume_succeeded", "run.resume_exhausted"],
-      "tool.decided",
       "tool.outcome_unknown",
       ...["run.durable_idempotency_warning", "config.reloaded", "agent.reloaded", "permissions.computed"],
     ]);
@@ -96,7 +95,7 @@ describe("checkEventPayload", () => {
     expect(
       checkEventPayload("tool.completed", { toolCallId: "c", toolId: "t", result: undefined, durationMs: 1 }),
     ).toEqual([]);
-    expect(checkEventPayload("tool.decision", { toolCallId: "c", action: null })).toEqual([]);
+    expect(checkEventPayload("tool.decision", { toolCallId: "c", toolId: "t", action: null })).toEqual([]);
   });
 
   it("passes undeclared names and inherited object keys unchecked", () => {

@@ -75,15 +75,15 @@ const ROWS: readonly SchemaRow[] = [
   ],
   [
     "tool.decision",
-    "toolCallId action",
-    "result",
-    "A decision (approve, deny or result) was applied to a suspended tool call.",
+    "toolCallId toolId action",
+    "result reason decisionId always sticky",
+    "A decision (`approve`, `deny` or `result` with its value as `result`) was applied to a suspended tool call; `sticky` when an `always` decision answered it.",
   ],
   [
     "tool.retry_requested",
     "toolId attempt error",
-    "",
-    "The `retry` executor will run a failed tool call again.",
+    "toolCallId delayMs",
+    "The `retry` executor will run a failed tool call again after `delayMs`, as attempt number `attempt`.",
   ],
   [
     "tool.batch.started",
@@ -207,12 +207,6 @@ const ROWS: readonly SchemaRow[] = [
     "attempt errorCode limit",
     "errorType",
     "A durable run spent `maxResumeAttempts` and ends failed with the last error.",
-  ],
-  [
-    "tool.decided",
-    "toolCallId toolId action",
-    "reason decisionId always sticky",
-    "A decision reached a suspended call (`approve`, `deny` or `result`); `sticky` when an `always` decision answered it.",
   ],
   [
     "tool.outcome_unknown",

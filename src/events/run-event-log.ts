@@ -1,17 +1,38 @@
+import { getLogger } from "../logging/logger.js";
 import { hasSecrets, redactSecretsIn } from "../logging/redact-secrets.js";
 import type { EventBus } from "./runtime-event.js";
 import { RuntimeEvent } from "./runtime-event.js";
 
+/** Where a live log keeps the events it lets go of: the store's event log of the run (and its folder). */
+export interface RunEventSpill {
+  /** At most this many events stay in memory while the run goes on (the agent's `event_queue_size`). */
+  readonly limit: number;
+  /** Store these events, in order; the log lets go of them only once this resolves. */
+  append(events: readonly RuntimeEvent[]): Promise<void>;
+  /** The stored events after `sequence`, in order: what a consumer that fell behind reads. */
+  load(afterSequence: number): Promise<RuntimeEvent[]>;
+}
+
 /**
  * The event log of one live run: every event gets the next `sequence`, is kept in order and delivered to the
  * event bus. Stream consumers read it with a cursor, so a slow consumer never slows the run and nothing is
- * copied per consumer.
+ * copied per consumer. With a spill (`spillTo`), only the recent events stay in memory: older ones are stored
+ * first and then dropped, so a consumer that falls further behind continues from the store.
  */
 export class RunEventLog {
+  /** The events held in memory, oldest first: `events[0]` has sequence `windowStart`. */
   readonly events: RuntimeEvent[] = [];
   private sequence: number;
   private waiting: { promise: Promise<void>; resolve: () => void } | null = null;
   private ended = false;
+  private start: number;
+  private spill: RunEventSpill | null = null;
+  /** The last sequence the spill stored; only events up to it may leave memory. */
+  private spilled = 0;
+  /** Spill when `events` reaches this length (no spill: never). */
+  private spillAt = Number.POSITIVE_INFINITY;
+  private storing: Promise<void> | null = null;
+  private spillFailed = false;
 
   constructor(
     readonly runId: string,
@@ -24,6 +45,8 @@ export class RunEventLog {
     readonly firstSequence = startAfter + 1,
   ) {
     this.sequence = startAfter;
+    this.start = startAfter + 1;
+    this.spilled = startAfter;
   }
 
   get lastSequence(): number {
@@ -32,6 +55,26 @@ export class RunEventLog {
 
   get closed(): boolean {
     return this.ended;
+  }
+
+  /** The sequence of the oldest event still in memory (the next one's when memory holds none). */
+  get windowStart(): number {
+    return this.start;
+  }
+
+  /** The last sequence the spill stored (and its folder holds); `startAfter` before any spill. */
+  get spilledSequence(): number {
+    return this.spilled;
+  }
+
+  /**
+   * Keep at most `spill.limit` events in memory from now on. Older events are stored in batches (a quarter of
+   * the limit at a time, so the run pays one store write per batch, not per event) and then dropped.
+   */
+  spillTo(spill: RunEventSpill): void {
+    this.spill = spill;
+    this.spillAt = Math.max(1, Math.floor((spill.limit * 3) / 4));
+    if (this.events.length >= this.spillAt) this.startSpill();
   }
 
   emit(kind: string, payload: Record<string, unknown>): RuntimeEvent {
@@ -45,6 +88,7 @@ export class RunEventLog {
       ++this.sequence,
     );
     this.events.push(event);
+    if (this.events.length >= this.spillAt && this.storing === null) this.startSpill();
     this.bus.publish(event);
     const waiting = this.waiting;
     if (waiting !== null) {
@@ -75,14 +119,64 @@ export class RunEventLog {
     waiting?.resolve();
   }
 
-  /** The events this log holds with a sequence above `sequence`, in order (a new array). */
-  eventsAfter(sequence: number): RuntimeEvent[] {
-    return this.events.slice(Math.max(0, sequence - this.firstSequence + 1));
+  /** Resolves once no spill is under way: what is stored up to `spilledSequence` is then in the store. */
+  async settled(): Promise<void> {
+    while (this.storing !== null) await this.storing;
   }
 
-  /** The event with this sequence, if this log holds it. */
+  /**
+   * The events this log holds in memory with a sequence above `sequence`, in order (a new array). Events that
+   * left memory are not among them; they are in the store.
+   */
+  eventsAfter(sequence: number): RuntimeEvent[] {
+    return this.events.slice(Math.max(0, sequence - this.start + 1));
+  }
+
+  /** The event with this sequence, if memory holds it. */
   at(sequence: number): RuntimeEvent | undefined {
-    return this.events[sequence - this.firstSequence];
+    return sequence < this.start ? undefined : this.events[sequence - this.start];
+  }
+
+  /** The stored events after `sequence`, for a consumer behind `windowStart`; empty without a spill. */
+  loadStored(afterSequence: number): Promise<RuntimeEvent[]> {
+    return this.spill === null ? Promise.resolve([]) : this.spill.load(afterSequence);
+  }
+
+  private startSpill(): void {
+    const spill = this.spill!;
+    const batch = this.eventsAfter(this.spilled);
+    if (batch.length === 0) return;
+    const last = batch[batch.length - 1]!.sequence;
+    this.storing = spill.append(batch).then(
+      () => {
+        this.storing = null;
+        this.spilled = last;
+        this.trim(spill.limit);
+        if (this.events.length >= this.spillAt) this.startSpill();
+      },
+      (error: unknown) => {
+        this.storing = null;
+        // The events stay in memory (nothing is lost) and the next try waits for another batch's worth.
+        this.spillAt = this.events.length + Math.max(1, Math.floor(spill.limit / 4));
+        if (!this.spillFailed) {
+          this.spillFailed = true;
+          getLogger().warn(
+            `Could not store events of run ${this.runId} while it runs; they stay in memory: ${(error as Error).message}`,
+          );
+        }
+      },
+    );
+  }
+
+  /** Drop stored events from memory down to half the limit: room for a batch before the next spill. */
+  private trim(limit: number): void {
+    const keep = Math.max(1, Math.floor(limit / 2));
+    const stored = this.spilled - this.start + 1;
+    const drop = Math.min(stored, this.events.length - keep);
+    if (drop <= 0) return;
+    this.events.splice(0, drop);
+    this.start += drop;
+    this.spillAt = Math.max(1, Math.floor((limit * 3) / 4));
   }
 }
 

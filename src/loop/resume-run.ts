@@ -128,11 +128,12 @@ function emitDecided(driver: RunDriver, call: ToolCallRecord, decision: ToolDeci
     toolId: call.toolId,
     action: decision.action,
   };
+  if (decision.action === "result") payload.result = decision.value;
   if (decision.reason !== undefined) payload.reason = decision.reason;
   if (decision.decisionId !== undefined) payload.decisionId = decision.decisionId;
   if (decision.always !== undefined) payload.always = decision.always;
   if (sticky) payload.sticky = true;
-  driver.log.emit("tool.decided", payload);
+  driver.log.emit("tool.decision", payload);
 }
 
 const NO_DECISIONS: readonly ToolDecision[] = Object.freeze([]);

@@ -429,6 +429,8 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
       stopReason: response.stopReason,
       durationMs: performance.now() - startedAt,
     });
+    // A copy: the run's totals go on changing after this event is logged.
+    this.log.emit("usage.updated", { usage: { ...usage, costBreakdown: { ...usage.costBreakdown } } });
     if (this.budget.active) this.budget.check(this.step);
     return response;
   }

@@ -91,6 +91,8 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
   if (policy !== undefined && agent.toolSpecs.length > 0)
     log.emit("permissions.computed", permissionsComputedPayload(policy, "run_started"));
   if (agent.memoryWriteMode !== undefined) log.emit("memory.write_mode", { mode: agent.memoryWriteMode });
+  // The loop runs only inside the session's exclusive scope; `run.started` stays the run's first event.
+  log.emit("session.acquired", { sessionId: log.sessionId });
   // Without agent middleware the body finishes the run itself: a parked run then holds one frame here (S3).
   if (agent.middleware.agent.length === 0) return runBody(input, request, usage, writer, durationDeadline);
   return runWithAgentMiddleware(input, usage, (bodyRequest) =>
@@ -426,6 +428,7 @@ async function prepareContext(input: RunLoopInput, ctx: RunContext, driver: RunD
   const { agent, log } = input;
   const request = ctx.runRequest;
   const startedAt = performance.now();
+  log.emit("context.assemble.started", {});
   const assembled = await agent.contextAssembler.assemble(assemblyInput(input, ctx));
   const transcript = ctx.transcript;
   for (const message of assembled.transcript) transcript.push(message);
@@ -438,6 +441,7 @@ async function prepareContext(input: RunLoopInput, ctx: RunContext, driver: RunD
   });
   const firstNewMessage = transcript.length;
   transcript.push({ role: "user", content: request.inputText });
+  log.emit("memory.inject.started", {});
   try {
     await agent.memory.inject(ctx);
     log.emit("memory.inject.completed", { viewSize: Object.keys(ctx.memoryView).length });
@@ -461,6 +465,7 @@ function describeOutput(request: RunRequest, ctx: RunContext): void {
 }
 
 async function writeBackMemory(agent: ResolvedAgent, ctx: RunContext, log: RunEventLog): Promise<void> {
+  log.emit("memory.writeback.started", {});
   try {
     await agent.memory.writeback(ctx);
     log.emit("memory.writeback.completed", {});

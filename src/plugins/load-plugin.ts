@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { nearMatch } from "../config/near-match.js";
@@ -9,6 +10,7 @@ import {
   listBuiltins,
   listPlugins,
   type PluginAgentContext,
+  type PluginDefinition,
   type PluginFactoryContext,
   type PluginKind,
 } from "./plugin-registry.js";
@@ -90,13 +92,56 @@ export async function loadPlugin<T = unknown>(
   return value as T;
 }
 
-async function createBuiltin(
+/**
+ * Everything `loadPlugin` checks before it builds anything (`keel validate`): the `type` is registered, or the
+ * `impl` module imports and has the export; the config passes the plugin's own schema; an optional package
+ * the builtin needs is installed. Nothing is constructed, started or connected. Throws what `loadPlugin` would.
+ */
+export async function checkPluginRef(
+  kind: PluginKind,
+  ref: unknown,
+  options: Pick<LoadPluginOptions, "baseDir" | "label"> = {},
+): Promise<void> {
+  if (!isPluginRef(ref)) return;
+  const label = options.label ?? kind;
+  if (ref.type) {
+    const { definition } = resolveBuiltin(kind, ref.type, ref.config ?? {}, label);
+    const needed = definition.requiresPackage;
+    if (needed !== undefined && !isResolvable(needed)) {
+      throw new PluginLoadError(`${label}: ${kind} "${ref.type}" needs the package "${needed}"`, {
+        hint: `Install it: npm install ${needed}`,
+      });
+    }
+  } else if (ref.impl) {
+    await importExport(kind, ref.impl, ref.config ?? {}, options.baseDir ?? process.cwd(), label);
+  }
+}
+
+/** Whether a package resolves from Keel's own location, where the builtin imports it; nothing is loaded. */
+function isResolvable(specifier: string): boolean {
+  // Some module runners (test transforms) give no import.meta.resolve; require's resolution finds it there.
+  const attempts: (() => unknown)[] = [];
+  if (typeof import.meta.resolve === "function") attempts.push(() => import.meta.resolve(specifier));
+  const require = createRequire(import.meta.url);
+  attempts.push(() => require.resolve(specifier));
+  attempts.push(() => require.resolve(`${specifier}/package.json`));
+  for (const attempt of attempts) {
+    try {
+      attempt();
+      return true;
+    } catch {
+      // try the next way
+    }
+  }
+  return false;
+}
+
+function resolveBuiltin(
   kind: PluginKind,
   type: string,
   config: Record<string, unknown>,
-  context: PluginFactoryContext,
   label: string,
-): Promise<unknown> {
+): { definition: PluginDefinition; parsed: unknown } {
   const definition = getPlugin(kind, type);
   if (!definition) {
     const known = [...listBuiltins(kind), ...listPlugins(kind)];
@@ -108,6 +153,17 @@ async function createBuiltin(
   const parsed = definition.configSchema
     ? parsePluginConfig(definition.configSchema, config, { kind, type })
     : config;
+  return { definition, parsed };
+}
+
+async function createBuiltin(
+  kind: PluginKind,
+  type: string,
+  config: Record<string, unknown>,
+  context: PluginFactoryContext,
+  label: string,
+): Promise<unknown> {
+  const { definition, parsed } = resolveBuiltin(kind, type, config, label);
   try {
     return await definition.create(parsed as Record<string, unknown>, context);
   } catch (error) {
@@ -126,6 +182,23 @@ async function createFromModule(
   context: PluginFactoryContext,
   label: string,
 ): Promise<unknown> {
+  const { exported, parsed } = await importExport(kind, impl, config, context.baseDir, label);
+  if (typeof exported === "function") {
+    if (isClass(exported)) return new (exported as new (config: unknown) => unknown)(parsed);
+    if (FUNCTIONS_ARE_PLUGINS.has(kind)) return exported;
+    return await (exported as (config: unknown, context: PluginFactoryContext) => unknown)(parsed, context);
+  }
+  return exported;
+}
+
+/** The export an `impl` names, and its config as the export's own `configSchema` (if any) parses it. */
+async function importExport(
+  kind: PluginKind,
+  impl: string,
+  config: Record<string, unknown>,
+  baseDir: string,
+  label: string,
+): Promise<{ exported: unknown; parsed: unknown }> {
   const hash = impl.lastIndexOf("#");
   if (hash <= 0 || hash === impl.length - 1) {
     throw new PluginLoadError(`${label}: impl "${impl}" must be "<module specifier>#<export>"`, {
@@ -136,7 +209,7 @@ async function createFromModule(
   const exportName = impl.slice(hash + 1);
   const resolved =
     specifier.startsWith(".") || path.isAbsolute(specifier)
-      ? pathToFileURL(path.resolve(context.baseDir, specifier)).href
+      ? pathToFileURL(path.resolve(baseDir, specifier)).href
       : specifier;
   let module: Record<string, unknown>;
   try {
@@ -144,7 +217,7 @@ async function createFromModule(
   } catch (error) {
     throw new PluginLoadError(`${label}: cannot import "${specifier}": ${(error as Error).message}`, {
       cause: error,
-      hint: importHint(error, specifier, resolved, context.baseDir),
+      hint: importHint(error, specifier, resolved, baseDir),
     });
   }
   if (!(exportName in module)) {
@@ -160,12 +233,7 @@ async function createFromModule(
     schema && typeof (schema as { safeParse?: unknown }).safeParse === "function"
       ? parsePluginConfig(schema as Parameters<typeof parsePluginConfig>[0], config, { kind, type: impl })
       : config;
-  if (typeof exported === "function") {
-    if (isClass(exported)) return new (exported as new (config: unknown) => unknown)(parsed);
-    if (FUNCTIONS_ARE_PLUGINS.has(kind)) return exported;
-    return await (exported as (config: unknown, context: PluginFactoryContext) => unknown)(parsed, context);
-  }
-  return exported;
+  return { exported, parsed };
 }
 
 /** Kinds whose plugins are functions themselves: an exported function is used as it is, not called. */

@@ -129,6 +129,7 @@ function runInSession(
   // Run folders (SB-6): made once the run holds its session; a folder that cannot be made fails the run.
   const folders = input.agent.runFolders;
   if (folders !== undefined) stored.folder = new RunFolder(folders.rootDir, input.request.runId).open();
+  spillEvents(input, stored);
   const loopInput: RunLoopInput = {
     agent: input.agent,
     request: input.request,
@@ -257,10 +258,12 @@ async function finish(
   stored: { sequence: number; folder?: RunFolder },
 ): Promise<RunResult> {
   const { log, request, sessionManager } = input;
-  const storedSequence = stored.sequence;
   log.close();
+  // A batch of events still on its way to the store lands before the rest, so the store's log stays in order.
+  await log.settled();
+  const storedSequence = stored.sequence;
   if (stored.folder !== undefined) {
-    stored.folder.writeEvents(log.events);
+    stored.folder.writeEvents(log.eventsAfter(log.spilledSequence));
     stored.folder.close();
   }
   record.status = transitionRun(record.status, runStatusOf(result.termination));
@@ -277,6 +280,23 @@ async function finish(
     result.metadata.storeError = (error as Error).message;
   }
   return result;
+}
+
+/**
+ * Bound the live log by the agent's `event_queue_size`: older events go to the store's event log (and the run
+ * folder's `events.jsonl`) while the run goes on, where a consumer that falls behind reads them.
+ */
+function spillEvents(input: ExecuteRequestInput, stored: { folder?: RunFolder }): void {
+  const { sessionManager, request } = input;
+  const runId = request.runId;
+  input.log.spillTo({
+    limit: input.agent.limits.eventQueueSize,
+    append: async (events) => {
+      await sessionManager.appendEvents(runId, events);
+      stored.folder?.writeEvents(events);
+    },
+    load: (afterSequence) => sessionManager.loadEvents(runId, { afterSequence }),
+  });
 }
 
 /** The skills manager caches per session; calling it each run is what lets `rescan()` reach live sessions. */

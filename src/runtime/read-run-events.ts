@@ -1,3 +1,4 @@
+import { RunEventsLostError } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { RuntimeEvent } from "../events/runtime-event.js";
 import { chunkKindOf, type RunStreamChunk, toStreamChunk } from "./stream-chunk.js";
@@ -18,7 +19,11 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, 
  */
 export class RunChunkIterator implements AsyncIterableIterator<RunStreamChunk> {
   private log: RunEventLog | null = null;
-  private index = 0;
+  /** The sequence of the next event to read. */
+  private cursor = 0;
+  /** Stored events read back for a consumer that fell behind memory, and the next of them to give. */
+  private behind: RuntimeEvent[] | null = null;
+  private behindIndex = 0;
   private finished = false;
   private readonly kinds: ReadonlySet<string> | null;
 
@@ -43,10 +48,24 @@ export class RunChunkIterator implements AsyncIterableIterator<RunStreamChunk> {
         return this.next();
       });
     }
-    const events = log.events;
     const kinds = this.kinds;
-    while (!this.finished && this.index < events.length) {
-      const event = events[this.index++]!;
+    const behind = this.behind;
+    if (behind !== null) {
+      while (!this.finished && this.behindIndex < behind.length) {
+        const event = behind[this.behindIndex++]!;
+        this.cursor = event.sequence + 1;
+        if (kinds === null || kinds.has(chunkKindOf(event.kind)))
+          return Promise.resolve({ value: toStreamChunk(event), done: false });
+      }
+      this.behind = null;
+    }
+    // Memory let go of the events this consumer has yet to read: they are in the store.
+    if (!this.finished && this.cursor < log.windowStart) return this.catchUp(log);
+    const events = log.events;
+    const start = log.windowStart;
+    while (!this.finished && this.cursor - start < events.length) {
+      const event = events[this.cursor - start]!;
+      this.cursor++;
       if (kinds === null || kinds.has(chunkKindOf(event.kind)))
         return Promise.resolve({ value: toStreamChunk(event), done: false });
     }
@@ -65,7 +84,27 @@ export class RunChunkIterator implements AsyncIterableIterator<RunStreamChunk> {
 
   private attach(log: RunEventLog): void {
     this.log = log;
-    this.index = Math.max(0, (this.options.afterSequence ?? 0) - log.firstSequence + 1);
+    this.cursor = Math.max(log.firstSequence, (this.options.afterSequence ?? 0) + 1);
+  }
+
+  /** Read the gap from the store; a gap the store cannot give ends the stream with an error, never a skip. */
+  private async catchUp(log: RunEventLog): Promise<IteratorResult<RunStreamChunk, undefined>> {
+    const from = this.cursor;
+    const stored = await log.loadStored(from - 1);
+    const first = stored.findIndex((event) => event.sequence >= from);
+    if (first === -1 || stored[first]!.sequence !== from) {
+      this.finished = true;
+      throw new RunEventsLostError(
+        `Events of run ${log.runId} from sequence ${from} are no longer in memory and the store does not have them`,
+        {
+          hint: "Read the stream faster, raise the agent's runtime.event_queue_size, or use a store that keeps run events",
+          context: { runId: log.runId, fromSequence: from, windowStart: log.windowStart },
+        },
+      );
+    }
+    this.behind = stored;
+    this.behindIndex = first;
+    return this.next();
   }
 }
 

@@ -78,6 +78,14 @@ export class RetryToolExecutor implements StreamingToolExecutor {
     const delay = this.delayFor(retries.attempt - 1, result.exception);
     retries.delays.push(delay);
     retries.reasons.push((result.exception as Error)?.constructor?.name ?? "Error");
+    // Before the wait, so a consumer sees why the call is slow while it backs off.
+    request.context.emitEvent?.("tool.retry_requested", {
+      toolId: request.toolId,
+      toolCallId: request.context.toolCallId,
+      attempt: retries.attempt + 1,
+      error: result.error ?? (result.exception as Error)?.message ?? "error",
+      delayMs: delay,
+    });
     const slept = await (this.options.sleep ?? sleepUnlessCancelled)(delay, request);
     if (!slept) return false;
     retries.attempt++;
