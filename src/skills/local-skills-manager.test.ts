@@ -108,7 +108,7 @@ describe("LocalSkillsManager discovery", () => {
       `skills: "dup" at ${path.join(root, "two", "dup")} is skipped; a skill of that name was found first at ${path.join(root, "one", "dup")}`,
     ]);
     // The warning carries its cause, not only a sentence.
-    expect((warn.mock.calls[0]?.[1]?.cause as NodeJS.ErrnoException).code).toBe("ENOENT");
+    expect(warn.mock.calls[0]?.[1]?.cause).toMatchObject({ code: "ENOENT" });
   });
 
   it("stays quiet when the default skills directory does not exist", async () => {
