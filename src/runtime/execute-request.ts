@@ -13,6 +13,7 @@ import type { Message } from "../models/message.js";
 import { policyForRun } from "../permissions/run-policy.js";
 import { RunFolder } from "../run-folders/run-folder.js";
 import type { SessionManager } from "../sessions/session-manager.js";
+import { storeAsJson } from "../sessions/store-as-json.js";
 import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
 import { loadForResume, type PreparedResume } from "./prepare-resume.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
@@ -186,7 +187,12 @@ async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcom
     const transcript = outcome.context.transcript;
     if (stored !== null && stored !== transcript.length) {
       const from = Math.min(stored, transcript.length);
-      await sessionManager.saveRunMessages(request.runId, from, transcript.slice(from));
+      await storeAsJson({
+        runId: request.runId,
+        what: "transcript",
+        values: transcript.slice(from),
+        write: (tail) => sessionManager.saveRunMessages(request.runId, from, tail),
+      });
     }
     let messages = outcome.newMessages;
     let artifacts = result.artifacts;
@@ -197,8 +203,20 @@ async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcom
       messages = [];
       artifacts = artifacts.slice(await storedArtifacts(sessionManager, request.sessionId, artifacts));
     }
-    if (messages.length > 0) await sessionManager.appendMessages(request.sessionId, messages);
-    for (const artifact of artifacts) await sessionManager.saveArtifact(request.sessionId, artifact);
+    if (messages.length > 0)
+      await storeAsJson({
+        runId: request.runId,
+        what: "messages",
+        values: messages,
+        write: (safe) => sessionManager.appendMessages(request.sessionId, safe),
+      });
+    for (const artifact of artifacts)
+      await storeAsJson({
+        runId: request.runId,
+        what: "artifact",
+        values: artifact,
+        write: (safe) => sessionManager.saveArtifact(request.sessionId, safe),
+      });
   } catch (error) {
     getLogger().error(`Could not store the messages of run ${request.runId}: ${(error as Error).message}`);
     result.metadata.storeError = (error as Error).message;
@@ -264,8 +282,18 @@ async function finish(
   record.updatedAt = new Date().toISOString();
   record.lastSequence = log.lastSequence;
   try {
-    await sessionManager.appendEvents(request.runId, log.eventsAfter(storedSequence));
-    await sessionManager.saveRun(record);
+    await storeAsJson({
+      runId: request.runId,
+      what: "events",
+      values: log.eventsAfter(storedSequence),
+      write: (events) => sessionManager.appendEvents(request.runId, events),
+    });
+    await storeAsJson({
+      runId: request.runId,
+      what: "record",
+      values: record,
+      write: (safe) => sessionManager.saveRun(safe),
+    });
   } catch (error) {
     getLogger().error(`Could not store run ${request.runId}: ${(error as Error).message}`);
     result.metadata.storeError = (error as Error).message;
