@@ -54,6 +54,11 @@ export interface RunLoopInput {
   skillSummaries?: Readonly<Record<string, SessionSkillSummary>>;
   /** The run's folder (SB-6), when the agent keeps run folders. */
   runFolder?: RunFolder;
+  /**
+   * Called with a suspended run's result before `run.finished`, while the run still holds its session: it
+   * stores what a later decision needs, and may turn the result into a failure when that cannot be stored.
+   */
+  onSuspended?: (result: RunResult) => Promise<void>;
 }
 
 export interface RunLoopOutcome {
@@ -97,14 +102,21 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
   ).then((attempt) => finishRun(input, writer, durationDeadline, attempt));
 }
 
-/** The run's last events, once its result is final. */
+/** The run's last events, once its result is final (a suspended run's after what waits for a decision is stored). */
 function finishRun(
   input: RunLoopInput,
   writer: CheckpointWriter,
   durationDeadline: Deadline | null,
   attempt: RunAttempt,
-): RunLoopOutcome {
+): RunLoopOutcome | Promise<RunLoopOutcome> {
   durationDeadline?.cancel();
+  const onSuspended = input.onSuspended;
+  if (onSuspended !== undefined && attempt.result.stopReason === "suspended")
+    return onSuspended(attempt.result).then(() => emitFinished(input, writer, attempt));
+  return emitFinished(input, writer, attempt);
+}
+
+function emitFinished(input: RunLoopInput, writer: CheckpointWriter, attempt: RunAttempt): RunLoopOutcome {
   const { log } = input;
   const { result } = attempt;
   if (result.stopReason === "failed")

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { DecisionError, PermanentToolError } from "../errors/error-classes.js";
+import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { EventBus } from "../events/runtime-event.js";
@@ -135,6 +136,7 @@ function runInSession(
     scope: input.scope,
     sessionManager: input.sessionManager,
     sessionState,
+    onSuspended: (result) => storeWaiting(input, record, result),
   };
   const { policy, policyInput } = input.agent;
   const runPolicy = policyForRun(
@@ -259,6 +261,49 @@ async function storedArtifacts(
 /** Values as a store gives them back (no `undefined` properties). */
 function asStored<T>(values: readonly T[]): T[] {
   return JSON.parse(JSON.stringify(values)) as T[];
+}
+
+/**
+ * A suspended run's record, stored before the run finishes: a decision, here or in another process, finds the
+ * run by it. A record that cannot be stored leaves a run nobody can decide, so the run fails with that error
+ * (its result, `run.failed` and the stream say so) rather than claiming to wait.
+ */
+async function storeWaiting(input: ExecuteRequestInput, record: RunRecord, result: RunResult): Promise<void> {
+  const { request, sessionManager } = input;
+  record.status = runStatusOf(result.termination);
+  record.stopReason = result.stopReason;
+  record.termination = result.termination;
+  record.pendingToolCalls = result.pendingToolCalls;
+  record.updatedAt = new Date().toISOString();
+  record.lastSequence = input.log.lastSequence;
+  try {
+    await storeAsJson({
+      runId: request.runId,
+      what: "record",
+      values: record,
+      write: (safe) => sessionManager.saveRun(safe),
+    });
+  } catch (thrown) {
+    const error = new KeelError(
+      `Run ${request.runId} waits for decisions, but its record could not be stored: ${(thrown as Error)?.message}`,
+      {
+        code: KeelError.isInstance(thrown) ? thrown.code : ERROR_CODES.STORE_QUERY,
+        hint:
+          "The run cannot be decided later; check that the session store is reachable and writable, then " +
+          "run the request again",
+        retryable: KeelError.isInstance(thrown) ? thrown.retryable : false,
+        cause: thrown,
+        context: { agentId: input.agent.id, sessionId: request.sessionId, runId: request.runId },
+      },
+    );
+    getLogger().error(error.message, { runId: request.runId, cause: thrown });
+    result.stopReason = "failed";
+    result.termination = { type: "error", value: error.message };
+    result.pendingToolCalls = [];
+    result.error = error.message;
+    result.errorDetails = toErrorDetails(error);
+    result.exception = error;
+  }
 }
 
 /** Close the log and store the run's events and final record. */
