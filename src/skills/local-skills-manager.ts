@@ -12,7 +12,8 @@ import type { SessionSkillSummary, SkillReference, SkillsManager } from "./skill
 
 /** The config of the `local` skills manager. */
 export const localSkillsManagerConfigSchema = z.object({
-  search_paths: z.array(z.string().min(1)).default(["skills"]),
+  // No default here: an absent key means the default `skills` directory, which may be missing without a warning.
+  search_paths: z.array(z.string().min(1)).optional(),
   enabled: z.array(z.string().min(1)).optional(),
 });
 
