@@ -653,6 +653,8 @@ function asJson(
   output: unknown,
   durationMs: number,
 ): unknown | typeof NOT_JSON {
+  // Most results are text: nothing to walk, nothing to allocate.
+  if (typeof output === "string" || output === undefined) return output;
   const converted = toJsonValue(output);
   if (converted.ok) return converted.value;
   const { path, reason } = converted.problem;
