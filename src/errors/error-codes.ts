@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   TOOL_CANCELLED: "tool.cancelled",
   TOOL_PERMANENT: "tool.permanent",
   TOOL_DENIED: "tool.denied",
+  TOOL_RESULT_NOT_JSON: "tool.result_not_json",
   PERMISSION_DENIED: "tool.permission_denied",
   SANDBOX_PATH_OUTSIDE: "sandbox.path_outside",
   SANDBOX_READ_ONLY: "sandbox.read_only",

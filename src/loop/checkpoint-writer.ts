@@ -6,6 +6,7 @@ import {
   isCheckpointCommitter,
   type SessionManager,
 } from "../sessions/session-manager.js";
+import { storeAsJson } from "../sessions/store-as-json.js";
 import { checkpointIdOf, type RunState } from "./run-state.js";
 
 /** Where a run's stored data ends: what a writer must not write again. */
@@ -96,7 +97,12 @@ export class CheckpointWriter {
   async flushEvents(): Promise<void> {
     const events = this.log.eventsAfter(this.marks.sequence);
     if (events.length === 0) return;
-    await this.store.appendEvents(this.log.runId, events);
+    await storeAsJson({
+      runId: this.log.runId,
+      what: "events",
+      values: events,
+      write: (safe) => this.store.appendEvents(this.log.runId, safe),
+    });
     this.marks.sequence = events[events.length - 1]!.sequence;
   }
 
@@ -114,12 +120,17 @@ export class CheckpointWriter {
     const sequence = events.length === 0 ? marks.sequence : events[events.length - 1]!.sequence;
     state.lastSequence = sequence;
     state.transcriptLength = transcript.length;
-    await store.commitCheckpoint({
-      sessionId: state.sessionId,
+    await storeAsJson({
       runId: state.runId,
-      events,
-      messages: changed ? { fromIndex: from, items: transcript.slice(from) } : null,
-      checkpoint: checkpointOf(checkpointId, state, transcript),
+      what: "checkpoint",
+      values: {
+        sessionId: state.sessionId,
+        runId: state.runId,
+        events,
+        messages: changed ? { fromIndex: from, items: transcript.slice(from) } : null,
+        checkpoint: checkpointOf(checkpointId, state, transcript),
+      },
+      write: (commit) => store.commitCheckpoint(commit),
     });
     marks.sequence = sequence;
     marks.messages = transcript.length;

@@ -36,7 +36,7 @@ export interface ToolCallState {
   status: ToolCallStatus;
   /** Whether the call produced a usable result (`succeeded`). */
   result?: unknown;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; hint?: string };
   suspension?: { reason?: string; resumeMode: ResumeMode; responseSchema?: Record<string, unknown> };
   resumeInput?: unknown;
   /** Set when parsing the model's arguments failed. */

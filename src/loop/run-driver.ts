@@ -327,7 +327,15 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
     this.stepDeadline = null;
     const action = error instanceof TerminateRun ? error.termination.type : "error";
     const hooks = this.agent.hooks;
-    if (hooks.stepEnd.length > 0) await hooks.run("stepEnd", this.hookContext("stepEnd")).catch(() => {});
+    if (hooks.stepEnd.length > 0) {
+      // The step's own error is what ends the run; a StepEnd hook failing on the way out is reported, not lost.
+      await hooks.run("stepEnd", this.hookContext("stepEnd")).catch((hookError: unknown) => {
+        getLogger().warn(
+          `A StepEnd hook failed while step ${this.step} ended early: ${(hookError as Error)?.message}`,
+          { runId: this.ctx.runId, step: this.step, cause: hookError },
+        );
+      });
+    }
     this.log.emit("step.finished", { step: this.step, action });
   }
 

@@ -55,6 +55,11 @@ export interface RunLoopInput {
   skillSummaries?: Readonly<Record<string, SessionSkillSummary>>;
   /** The run's folder (SB-6), when the agent keeps run folders. */
   runFolder?: RunFolder;
+  /**
+   * Called with a suspended run's result before `run.finished`, while the run still holds its session: it
+   * stores what a later decision needs, and may turn the result into a failure when that cannot be stored.
+   */
+  onSuspended?: (result: RunResult) => Promise<void>;
 }
 
 export interface RunLoopOutcome {
@@ -100,16 +105,32 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
   ).then((attempt) => finishRun(input, writer, durationDeadline, attempt));
 }
 
-/** The run's last events, once its result is final (the context assembler's `finalize` may have changed it). */
-async function finishRun(
+/** The run's last events, once its result is final: finalized by the context assembler, or, for a suspended run,
+ * after what waits for a decision is stored. Synchronous when there is nothing to wait for. */
+function finishRun(
   input: RunLoopInput,
   writer: CheckpointWriter,
   durationDeadline: Deadline | null,
   attempt: RunAttempt,
-): Promise<RunLoopOutcome> {
+): RunLoopOutcome | Promise<RunLoopOutcome> {
   durationDeadline?.cancel();
+  const { result } = attempt;
+  if (result.stopReason === "suspended") {
+    const onSuspended = input.onSuspended;
+    if (onSuspended === undefined) return emitFinished(input, writer, attempt);
+    // The store may turn the result into a failure when it cannot keep what a decision needs.
+    return onSuspended(result).then(() => emitFinished(input, writer, attempt));
+  }
+  if (input.agent.contextAssembler.finalize === undefined) return emitFinished(input, writer, attempt);
+  return finalizeResult(input, attempt).then((final) => {
+    attempt.result = final;
+    return emitFinished(input, writer, attempt);
+  });
+}
+
+function emitFinished(input: RunLoopInput, writer: CheckpointWriter, attempt: RunAttempt): RunLoopOutcome {
   const { log } = input;
-  const result = await finalizeResult(input, attempt);
+  const { result } = attempt;
   if (result.stopReason === "failed")
     log.emit("run.failed", { error: result.error, errorDetails: result.errorDetails });
   if (result.stopReason === "cancelled")

@@ -21,7 +21,7 @@ export interface ToolCallRecord {
   params: Record<string, unknown>;
   status: ToolCallStatus;
   result?: unknown;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; hint?: string };
   suspension?: { reason?: string; resumeMode: ResumeMode; responseSchema?: Record<string, unknown> };
   /** The decision a resumed run applies to this suspended call. */
   decision?: ToolDecision;

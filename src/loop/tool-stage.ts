@@ -1,6 +1,7 @@
 // Long because LC-7 is one procedure: gate, execute and record every call of a step in one place.
 import { nearMatch } from "../config/near-match.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
+import { getLogger } from "../logging/logger.js";
 import type { ToolCall } from "../models/message.js";
 import type { ToolVerdict } from "../permissions/effective-policy.js";
 import { offloadLargeOutput } from "../run-folders/large-output.js";
@@ -11,6 +12,7 @@ import { executeToolCall } from "../tools/execute-tool-call.js";
 import { asToolError } from "../tools/executors/safe-tool-executor.js";
 import { formatToolError, formatToolResult } from "../tools/format-tool-result.js";
 import { isSuspendToolCall } from "../tools/suspend-tool-call.js";
+import { toJsonValue } from "../tools/to-json-value.js";
 import { isBackgroundTool, isToolResult, type Tool, type ToolResult } from "../tools/tool.js";
 import {
   type BatchToolExecutor,
@@ -626,8 +628,13 @@ async function settle(
         result.data,
         result.success ? undefined : result.exception,
       );
-    } catch {
-      // afterInvoke is advisory; its failure never changes the call's outcome.
+    } catch (error) {
+      // afterInvoke is advisory: its failure never changes the call's outcome, but it is never hidden either.
+      getLogger().warn(`afterInvoke of tool '${state.toolId}' failed: ${(error as Error)?.message}`, {
+        toolCallId: state.id,
+        toolId: state.toolId,
+        cause: error,
+      });
     }
   }
   let recovered: unknown;
@@ -687,12 +694,51 @@ function settleOutcome(
 
 function succeed(driver: RunDriver, entry: StagedCall, output: unknown, durationMs: number): void {
   const { state } = entry;
+  const json = asJson(driver, state, output, durationMs);
+  if (json === NOT_JSON) return;
   state.status = transitionToolCall(state.status, "succeeded");
-  const data = offloaded(driver, state, output);
+  const data = offloaded(driver, state, json);
   state.result = data;
   driver.ctx.toolResults.push({ toolCallId: state.id, toolId: state.toolId, result: data, success: true });
   driver.log.emit("tool.completed", { toolCallId: state.id, toolId: state.toolId, result: data, durationMs });
   if (driver.runFolder !== undefined) logCall(driver, state, "succeeded", durationMs, data);
+}
+
+const NOT_JSON = Symbol("not JSON");
+
+/**
+ * A result in its JSON form, checked here once because the transcript, the events and every store hold it as
+ * JSON (a BigInt or a cycle would otherwise lose the run's final write on a persistent store only). A result
+ * with no JSON form fails the call with a typed error the model sees; the run goes on.
+ */
+function asJson(
+  driver: RunDriver,
+  state: ToolCallState,
+  output: unknown,
+  durationMs: number,
+): unknown | typeof NOT_JSON {
+  // Most results are text: nothing to walk, nothing to allocate.
+  if (typeof output === "string" || output === undefined) return output;
+  const converted = toJsonValue(output);
+  if (converted.ok) return converted.value;
+  const { path, reason } = converted.problem;
+  const message = `Tool '${state.toolId}' returned a value JSON cannot hold: ${reason} at ${path}`;
+  const hint =
+    "The call ran but its result cannot be recorded; the tool must return plain data (strings, numbers, " +
+    "booleans, null, arrays, objects) without cycles, functions or symbols";
+  getLogger().warn(`${message}; the call fails`, { toolCallId: state.id, toolId: state.toolId, path, hint });
+  fail(
+    driver,
+    state,
+    ERROR_CODES.TOOL_RESULT_NOT_JSON,
+    message,
+    durationMs,
+    "failed",
+    undefined,
+    undefined,
+    hint,
+  );
+  return NOT_JSON;
 }
 
 /**
@@ -721,7 +767,9 @@ function offloaded(driver: RunDriver, state: ToolCallState, output: unknown): un
  * as an error — while the transcript keeps the result itself, so the model sees its summary and data.
  */
 function failWithResult(driver: RunDriver, entry: StagedCall, output: ToolResult, durationMs: number): void {
-  const data = offloaded(driver, entry.state, output) as ToolResult;
+  const json = asJson(driver, entry.state, output, durationMs);
+  if (json === NOT_JSON) return;
+  const data = offloaded(driver, entry.state, json) as ToolResult;
   entry.state.result = data;
   const error = data.error ?? { code: ERROR_CODES.TOOL_ERROR, message: data.summary };
   fail(driver, entry.state, error.code, error.message, durationMs, "failed", undefined, data);
@@ -765,9 +813,10 @@ function fail(
   status: "failed" | "cancelled" = "failed",
   rule?: string,
   result?: ToolResult,
+  hint?: string,
 ): void {
   state.status = transitionToolCall(state.status, status);
-  state.error = { code, message };
+  state.error = hint === undefined ? { code, message } : { code, message, hint };
   const payload: Record<string, unknown> = {
     toolCallId: state.id,
     toolId: state.toolId,
@@ -812,7 +861,11 @@ function appendResults(driver: RunDriver, states: readonly ToolCallState[]): voi
         ? formatToolResult(state.result)
         : state.error?.message === INTERRUPTED || state.error?.message === NOT_EXECUTED
           ? state.error.message
-          : formatToolError(state.error?.code ?? ERROR_CODES.TOOL_ERROR, state.error?.message ?? "failed");
+          : formatToolError(
+              state.error?.code ?? ERROR_CODES.TOOL_ERROR,
+              state.error?.message ?? "failed",
+              state.error?.hint,
+            );
     driver.appendMessage(
       failed
         ? { role: "tool", toolCallId: state.id, toolName: state.toolId, content, isError: true }

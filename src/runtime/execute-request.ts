@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { DecisionError, PermanentToolError } from "../errors/error-classes.js";
+import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { EventBus } from "../events/runtime-event.js";
@@ -14,6 +15,7 @@ import type { Message } from "../models/message.js";
 import { policyForRun } from "../permissions/run-policy.js";
 import { RunFolder } from "../run-folders/run-folder.js";
 import type { SessionManager } from "../sessions/session-manager.js";
+import { storeAsJson } from "../sessions/store-as-json.js";
 import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
 import { loadForResume, type PreparedResume } from "./prepare-resume.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
@@ -137,6 +139,7 @@ function runInSession(
     scope: input.scope,
     sessionManager: input.sessionManager,
     sessionState,
+    onSuspended: (result) => storeWaiting(input, record, result),
   };
   const { policy, policyInput } = input.agent;
   const runPolicy = policyForRun(
@@ -193,7 +196,12 @@ async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcom
     const transcript = outcome.context.transcript;
     if (stored !== null && stored !== transcript.length) {
       const from = Math.min(stored, transcript.length);
-      await sessionManager.saveRunMessages(request.runId, from, transcript.slice(from));
+      await storeAsJson({
+        runId: request.runId,
+        what: "transcript",
+        values: transcript.slice(from),
+        write: (tail) => sessionManager.saveRunMessages(request.runId, from, tail),
+      });
     }
     let messages = outcome.newMessages;
     let artifacts = result.artifacts;
@@ -204,8 +212,20 @@ async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcom
       messages = [];
       artifacts = artifacts.slice(await storedArtifacts(sessionManager, request.sessionId, artifacts));
     }
-    if (messages.length > 0) await sessionManager.appendMessages(request.sessionId, messages);
-    for (const artifact of artifacts) await sessionManager.saveArtifact(request.sessionId, artifact);
+    if (messages.length > 0)
+      await storeAsJson({
+        runId: request.runId,
+        what: "messages",
+        values: messages,
+        write: (safe) => sessionManager.appendMessages(request.sessionId, safe),
+      });
+    for (const artifact of artifacts)
+      await storeAsJson({
+        runId: request.runId,
+        what: "artifact",
+        values: artifact,
+        write: (safe) => sessionManager.saveArtifact(request.sessionId, safe),
+      });
   } catch (error) {
     getLogger().error(`Could not store the messages of run ${request.runId}: ${(error as Error).message}`);
     result.metadata.storeError = (error as Error).message;
@@ -250,6 +270,49 @@ function asStored<T>(values: readonly T[]): T[] {
   return JSON.parse(JSON.stringify(values)) as T[];
 }
 
+/**
+ * A suspended run's record, stored before the run finishes: a decision, here or in another process, finds the
+ * run by it. A record that cannot be stored leaves a run nobody can decide, so the run fails with that error
+ * (its result, `run.failed` and the stream say so) rather than claiming to wait.
+ */
+async function storeWaiting(input: ExecuteRequestInput, record: RunRecord, result: RunResult): Promise<void> {
+  const { request, sessionManager } = input;
+  record.status = transitionRun(record.status, runStatusOf(result.termination));
+  record.stopReason = result.stopReason;
+  record.termination = result.termination;
+  record.pendingToolCalls = result.pendingToolCalls;
+  record.updatedAt = new Date().toISOString();
+  record.lastSequence = input.log.lastSequence;
+  try {
+    await storeAsJson({
+      runId: request.runId,
+      what: "record",
+      values: record,
+      write: (safe) => sessionManager.saveRun(safe),
+    });
+  } catch (thrown) {
+    const error = new KeelError(
+      `Run ${request.runId} waits for decisions, but its record could not be stored: ${(thrown as Error)?.message}`,
+      {
+        code: KeelError.isInstance(thrown) ? thrown.code : ERROR_CODES.STORE_QUERY,
+        hint:
+          "The run cannot be decided later; check that the session store is reachable and writable, then " +
+          "run the request again",
+        retryable: KeelError.isInstance(thrown) ? thrown.retryable : false,
+        cause: thrown,
+        context: { agentId: input.agent.id, sessionId: request.sessionId, runId: request.runId },
+      },
+    );
+    getLogger().error(error.message, { runId: request.runId, cause: thrown });
+    result.stopReason = "failed";
+    result.termination = { type: "error", value: error.message };
+    result.pendingToolCalls = [];
+    result.error = error.message;
+    result.errorDetails = toErrorDetails(error);
+    result.exception = error;
+  }
+}
+
 /** Close the log and store the run's events and final record. */
 async function finish(
   input: ExecuteRequestInput,
@@ -273,8 +336,18 @@ async function finish(
   record.updatedAt = new Date().toISOString();
   record.lastSequence = log.lastSequence;
   try {
-    await sessionManager.appendEvents(request.runId, log.eventsAfter(storedSequence));
-    await sessionManager.saveRun(record);
+    await storeAsJson({
+      runId: request.runId,
+      what: "events",
+      values: log.eventsAfter(storedSequence),
+      write: (events) => sessionManager.appendEvents(request.runId, events),
+    });
+    await storeAsJson({
+      runId: request.runId,
+      what: "record",
+      values: record,
+      write: (safe) => sessionManager.saveRun(safe),
+    });
   } catch (error) {
     getLogger().error(`Could not store run ${request.runId}: ${(error as Error).message}`);
     result.metadata.storeError = (error as Error).message;

@@ -92,7 +92,7 @@ describe("LocalSkillsManager discovery", () => {
     expect(Object.keys(await manager.prepareSession("s1"))).toEqual(["alpha", "beta"]);
   });
 
-  it("reads several search paths, ignores missing ones, and lets the first of two same-named skills win", async () => {
+  it("reads several search paths, warns of a missing one, and lets the first of two same-named skills win", async () => {
     await write("one/dup/SKILL.md", "---\nname: dup\ndescription: first\n---\n");
     await write("two/dup/SKILL.md", "---\nname: dup\ndescription: second\n---\n");
     await write("two/other/SKILL.md", "---\nname: other\n---\n");
@@ -104,8 +104,17 @@ describe("LocalSkillsManager discovery", () => {
     expect(Object.keys(summaries)).toEqual(["dup", "other"]);
     expect(summaries.dup?.description).toBe("first");
     expect(warnings()).toEqual([
+      `skills: search path ${path.join(root, "missing")} cannot be read (ENOENT); its skills are skipped`,
       `skills: "dup" at ${path.join(root, "two", "dup")} is skipped; a skill of that name was found first at ${path.join(root, "one", "dup")}`,
     ]);
+    // The warning carries its cause, not only a sentence.
+    expect(warn.mock.calls[0]?.[1]?.cause).toMatchObject({ code: "ENOENT" });
+  });
+
+  it("stays quiet when the default skills directory does not exist", async () => {
+    const manager = new LocalSkillsManager({ baseDir: root });
+    expect(await manager.prepareSession("s1")).toEqual({});
+    expect(warnings()).toEqual([]);
   });
 
   it("scans once, caches per session, and sees new skills only after rescan", async () => {

@@ -12,7 +12,8 @@ import type { SessionSkillSummary, SkillReference, SkillsManager } from "./skill
 
 /** The config of the `local` skills manager. */
 export const localSkillsManagerConfigSchema = z.object({
-  search_paths: z.array(z.string().min(1)).default(["skills"]),
+  // No default here: an absent key means the default `skills` directory, which may be missing without a warning.
+  search_paths: z.array(z.string().min(1)).optional(),
   enabled: z.array(z.string().min(1)).optional(),
 });
 
@@ -62,6 +63,8 @@ const FRONT_MATTER_KEYS = new Set(["name", "description", "allowed-tools", "perm
 export class LocalSkillsManager implements SkillsManager {
   readonly searchPaths: readonly string[];
   readonly enabled: readonly string[];
+  /** Whether the search paths were configured (not the default `skills`). */
+  private readonly explicitPaths: boolean;
   private readonly maxCachedSessions: number;
   private discovery: Promise<SkillSet> | undefined;
   private readonly sessions = new Map<
@@ -71,6 +74,7 @@ export class LocalSkillsManager implements SkillsManager {
 
   constructor(options: LocalSkillsManagerOptions = {}) {
     const baseDir = options.baseDir ?? process.cwd();
+    this.explicitPaths = options.searchPaths !== undefined;
     this.searchPaths = (options.searchPaths ?? ["skills"]).map((searchPath) =>
       path.resolve(baseDir, searchPath),
     );
@@ -207,8 +211,18 @@ export class LocalSkillsManager implements SkillsManager {
       try {
         root = await realpath(searchPath);
         entries = await readdir(root, { withFileTypes: true });
-      } catch {
-        getLogger().debug(`skills: search path ${searchPath} does not exist or cannot be read`);
+      } catch (error) {
+        // Only the default `skills` directory may be absent quietly: a configured path that is missing or
+        // unreadable is a mistake the user should see.
+        const code = (error as NodeJS.ErrnoException)?.code;
+        if (!this.explicitPaths && code === "ENOENT") {
+          getLogger().debug(`skills: search path ${searchPath} does not exist`);
+        } else {
+          getLogger().warn(
+            `skills: search path ${searchPath} cannot be read (${code ?? (error as Error)?.message}); its skills are skipped`,
+            { searchPath, cause: error },
+          );
+        }
         continue;
       }
       entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -10,12 +10,13 @@ describe("formatToolResult", () => {
     expect(formatToolResult(null)).toBe("null");
   });
 
-  it("shows objects as JSON, BigInts as strings, and a cycle as its string form", () => {
+  it("shows objects as JSON, converting what JSON cannot take as it is and describing a cycle", () => {
     expect(formatToolResult({ a: [1, 2] })).toBe('{"a":[1,2]}');
-    expect(formatToolResult({ big: 10n })).toBe('{"big":"10"}');
+    expect(formatToolResult({ big: 10n, huge: 2n ** 64n })).toBe('{"big":10,"huge":"18446744073709551616"}');
+    expect(formatToolResult({ m: new Map([["k", 1]]), s: new Set([1]) })).toBe('{"m":{"k":1},"s":[1]}');
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(formatToolResult(cyclic)).toBe("[object Object]");
+    expect(formatToolResult(cyclic)).toBe('{"self":"[Circular $]"}');
   });
 
   it("shows a ToolResult without empty artifacts", () => {
@@ -37,6 +38,9 @@ describe("formatToolResult", () => {
   it("formats errors as {ok: false, error}", () => {
     expect(formatToolError("tool.x", "broke")).toBe(
       '{"ok":false,"error":{"code":"tool.x","message":"broke"}}',
+    );
+    expect(formatToolError("tool.x", "broke", "try y")).toBe(
+      '{"ok":false,"error":{"code":"tool.x","message":"broke","hint":"try y"}}',
     );
   });
 });

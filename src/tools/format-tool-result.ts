@@ -1,3 +1,4 @@
+import { toJsonSafe } from "./to-json-value.js";
 import { isToolResult } from "./tool.js";
 
 /** The text the model sees for a tool's data: strings as they are, everything else as JSON. */
@@ -21,18 +22,15 @@ export function formatToolResult(data: unknown): string {
   return safeJson(data);
 }
 
-/** The text the model sees for a refused or failed call (LC-7). */
-export function formatToolError(code: string, message: string): string {
-  return JSON.stringify({ ok: false, error: { code, message } });
+/** The text the model sees for a refused or failed call (LC-7), with what to do about it when known. */
+export function formatToolError(code: string, message: string, hint?: string): string {
+  return JSON.stringify({
+    ok: false,
+    error: hint === undefined ? { code, message } : { code, message, hint },
+  });
 }
 
+/** JSON even for a value that has none (a result the tool stage did not check): described, never lost. */
 function safeJson(value: unknown): string {
-  try {
-    return (
-      JSON.stringify(value, (_key, item) => (typeof item === "bigint" ? item.toString() : item)) ??
-      String(value)
-    );
-  } catch {
-    return String(value);
-  }
+  return JSON.stringify(toJsonSafe(value)) ?? String(value);
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { RuntimeEvent } from "../../events/runtime-event.js";
 import { getPlugin } from "../../plugins/plugin-registry.js";
 import type { RunRecord } from "../../runtime/run-types.js";
@@ -12,6 +12,19 @@ import { JSONL_FILE_SESSION_MANAGER_CONFIG, registerJsonlStore } from "./registe
 
 const root = mkdtempSync(join(tmpdir(), "keel-jsonl-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** Every store a test opens, closed after it: a store keeps append handles open until `close()`. */
+const opened: JsonlFileSessionManager[] = [];
+function openStore(
+  options: ConstructorParameters<typeof JsonlFileSessionManager>[0],
+): JsonlFileSessionManager {
+  const store = new JsonlFileSessionManager(options);
+  opened.push(store);
+  return store;
+}
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+});
 
 describeSessionManagerConformance("jsonl_file", () => new JsonlFileSessionManager({ rootDir: root }));
 
@@ -36,7 +49,7 @@ function run(runId: string, sessionId: string, overrides: Partial<RunRecord> = {
 describe("JsonlFileSessionManager persistence", () => {
   it("shows a second instance on the same root everything the first wrote", async () => {
     const rootDir = freshRoot();
-    const first = new JsonlFileSessionManager({ rootDir, fsync: true });
+    const first = openStore({ rootDir, fsync: true });
     await first.session("s", async (scope) => {
       scope.state.count = 1;
       await first.appendMessages("s", [
@@ -59,7 +72,7 @@ describe("JsonlFileSessionManager persistence", () => {
     await first.saveRun(run("r1", "s", { status: "done", stopReason: "completed", lastSequence: 2 }));
     await first.close();
 
-    const second = new JsonlFileSessionManager({ rootDir });
+    const second = openStore({ rootDir });
     expect(await second.getState("s")).toEqual({ count: 1 });
     expect(await second.loadMessages("s")).toEqual([
       { role: "user", content: "hi" },
@@ -90,8 +103,8 @@ describe("JsonlFileSessionManager persistence", () => {
 
   it("sees another instance's writes after the session changed on disk", async () => {
     const rootDir = freshRoot();
-    const a = new JsonlFileSessionManager({ rootDir });
-    const b = new JsonlFileSessionManager({ rootDir });
+    const a = openStore({ rootDir });
+    const b = openStore({ rootDir });
     await a.setState("s", { v: 1 });
     expect(await b.getState("s")).toEqual({ v: 1 });
     await a.appendMessage("s", { role: "user", content: "later" });
@@ -112,7 +125,7 @@ describe("JsonlFileSessionManager persistence", () => {
 
   it("appends no state line for a scope that changed nothing", async () => {
     const rootDir = freshRoot();
-    const manager = new JsonlFileSessionManager({ rootDir });
+    const manager = openStore({ rootDir });
     await manager.session("s", async (scope) => {
       scope.state.x = 1;
     });
@@ -127,7 +140,7 @@ describe("JsonlFileSessionManager persistence", () => {
 
   it("keeps a session deleted inside its own scope deleted and removes its file", async () => {
     const rootDir = freshRoot();
-    const manager = new JsonlFileSessionManager({ rootDir });
+    const manager = openStore({ rootDir });
     await manager.setState("s", { x: 0 });
     await manager.session("s", async (scope) => {
       scope.state.x = 1;
@@ -139,7 +152,7 @@ describe("JsonlFileSessionManager persistence", () => {
   });
 
   it("refuses a record bigger than max_line_bytes and writes nothing", async () => {
-    const manager = new JsonlFileSessionManager({ rootDir: freshRoot(), maxLineBytes: 200 });
+    const manager = openStore({ rootDir: freshRoot(), maxLineBytes: 200 });
     await expect(
       manager.appendMessages("s", [
         { role: "user", content: "short" },
@@ -150,7 +163,7 @@ describe("JsonlFileSessionManager persistence", () => {
   });
 
   it("stores ids that are not safe file names and lists them back", async () => {
-    const manager = new JsonlFileSessionManager({ rootDir: freshRoot() });
+    const manager = openStore({ rootDir: freshRoot() });
     const ids = ["../escape", ".hidden", "A/b\\c", "%41", "Ünïcode ✓", "", "a"];
     for (const id of ids) await manager.setState(id, { id });
     for (const id of ids) expect(await manager.getState(id)).toEqual({ id });

@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { RuntimeEvent } from "../../events/runtime-event.js";
 import { JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
 
@@ -12,13 +12,26 @@ const fixtures = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../..
 const rootDir = mkdtempSync(join(tmpdir(), "keel-jsonl-fixtures-"));
 afterAll(() => rmSync(rootDir, { recursive: true, force: true }));
 
+/** Every store a test opens, closed after it: a store keeps append handles open until `close()`. */
+const opened: JsonlFileSessionManager[] = [];
+function openStore(
+  options: ConstructorParameters<typeof JsonlFileSessionManager>[0],
+): JsonlFileSessionManager {
+  const store = new JsonlFileSessionManager(options);
+  opened.push(store);
+  return store;
+}
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+});
+
 mkdirSync(join(rootDir, "sessions"));
 mkdirSync(join(rootDir, "runs"));
 copyFileSync(join(fixtures, "session-v1.jsonl"), join(rootDir, "sessions", "fixture-session.jsonl"));
 copyFileSync(join(fixtures, "run-v1.jsonl"), join(rootDir, "runs", "run-1.jsonl"));
 
 describe("jsonl_file frozen fixtures (schemaVersion 1)", () => {
-  const manager = new JsonlFileSessionManager({ rootDir });
+  const manager = openStore({ rootDir });
 
   it("loads the session: newest state, messages, artifact and checkpoint", async () => {
     expect(await manager.listSessions()).toEqual(["fixture-session"]);
@@ -94,7 +107,7 @@ mkdirSync(join(transcriptRoot, "runs"), { recursive: true });
 copyFileSync(join(fixtures, "run-messages-v1.jsonl"), join(transcriptRoot, "runs", "run-2.jsonl"));
 
 describe("jsonl_file frozen fixture with a run transcript (schemaVersion 1)", () => {
-  const manager = new JsonlFileSessionManager({ rootDir: transcriptRoot });
+  const manager = openStore({ rootDir: transcriptRoot });
   const transcript = [
     { role: "system", content: "You are a calculator." },
     { role: "user", content: "Multiply 6 by 7" },
@@ -148,12 +161,12 @@ describe("jsonl_file frozen fixture with a run transcript (schemaVersion 1)", ()
     const writable = join(rootDir, "run-messages-writable");
     mkdirSync(join(writable, "runs"), { recursive: true });
     copyFileSync(join(fixtures, "run-messages-v1.jsonl"), join(writable, "runs", "run-2.jsonl"));
-    const writer = new JsonlFileSessionManager({ rootDir: writable });
+    const writer = openStore({ rootDir: writable });
     await expect(writer.saveRunMessages("run-2", 6, [])).rejects.toMatchObject({
       code: "store.transcript_gap",
     });
     await writer.saveRunMessages("run-2", 4, [{ role: "assistant", content: "42" }]);
-    const reopened = new JsonlFileSessionManager({ rootDir: writable });
+    const reopened = openStore({ rootDir: writable });
     expect(await reopened.loadRunMessages("run-2")).toEqual([
       ...transcript.slice(0, 4),
       { role: "assistant", content: "42" },

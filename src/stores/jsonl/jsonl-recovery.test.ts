@@ -9,6 +9,19 @@ import { JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
 const root = mkdtempSync(join(tmpdir(), "keel-jsonl-recovery-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+/** Every store a test opens, closed after it: a store keeps append handles open until `close()`. */
+const opened: JsonlFileSessionManager[] = [];
+function openStore(
+  options: ConstructorParameters<typeof JsonlFileSessionManager>[0],
+): JsonlFileSessionManager {
+  const store = new JsonlFileSessionManager(options);
+  opened.push(store);
+  return store;
+}
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+});
+
 let restoreLogger: Logger | undefined;
 afterEach(() => {
   if (restoreLogger !== undefined) setLogger(restoreLogger);
@@ -46,7 +59,7 @@ describe("torn last line", () => {
     const { rootDir, path } = sessionFile(valid);
     appendFileSync(path, torn);
     const warnings = captureWarnings();
-    const manager = new JsonlFileSessionManager({ rootDir });
+    const manager = openStore({ rootDir });
     expect(await manager.getState("s")).toEqual({ n: 1 });
     expect(await manager.loadMessages("s")).toEqual([{ role: "user", content: "one" }]);
     expect(warnings).toHaveLength(1);
@@ -62,7 +75,7 @@ describe("torn last line", () => {
     expect(text.endsWith("\n")).toBe(true);
     for (const stored of text.trimEnd().split("\n")) expect(() => JSON.parse(stored)).not.toThrow();
 
-    const third = new JsonlFileSessionManager({ rootDir });
+    const third = openStore({ rootDir });
     expect((await third.loadMessages("s")).map((message) => message.content)).toEqual([
       "one",
       "two",
@@ -78,11 +91,11 @@ describe("torn last line", () => {
     const record = { runId: "r", sessionId: "s", agentId: "a", status: "running", pendingToolCalls: [] };
     writeFileSync(path, `${line("record", record)}{"schemaVersion":1,"type":"ev`);
     const warnings = captureWarnings();
-    const manager = new JsonlFileSessionManager({ rootDir });
+    const manager = openStore({ rootDir });
     expect(await manager.getRun("r")).toMatchObject({ status: "running" });
     expect(warnings).toHaveLength(1);
     await manager.saveRun({ ...(await manager.getRun("r"))!, status: "done" } as never);
-    expect(await new JsonlFileSessionManager({ rootDir }).getRun("r")).toMatchObject({ status: "done" });
+    expect(await openStore({ rootDir }).getRun("r")).toMatchObject({ status: "done" });
   });
 });
 
@@ -103,7 +116,7 @@ describe("torn last messages line of a run", () => {
     const path = join(rootDir, "runs", "r.jsonl");
     writeFileSync(path, stored + torn);
     const warnings = captureWarnings();
-    const manager = new JsonlFileSessionManager({ rootDir });
+    const manager = openStore({ rootDir });
     expect(await manager.loadRunMessages("r")).toEqual([say("a"), say("b")]);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(path);
@@ -118,7 +131,7 @@ describe("torn last messages line of a run", () => {
     expect(text.startsWith(stored)).toBe(true);
     expect(text.trimEnd().split("\n")).toHaveLength(3);
     for (const stored of text.trimEnd().split("\n")) expect(() => JSON.parse(stored)).not.toThrow();
-    const reopened = new JsonlFileSessionManager({ rootDir });
+    const reopened = openStore({ rootDir });
     expect(await reopened.loadRunMessages("r")).toEqual([say("a"), say("b"), say("c")]);
     expect(await reopened.getRun("r")).toMatchObject({ status: "running" });
     expect(warnings).toHaveLength(1);
@@ -135,7 +148,7 @@ describe("torn last messages line of a run", () => {
     const path = join(rootDir, "runs", "r.jsonl");
     writeFileSync(path, stored + line("messages", data));
     const before = readFileSync(path);
-    const manager = new JsonlFileSessionManager({ rootDir });
+    const manager = openStore({ rootDir });
     const refused = { code: "store.corrupt", hint: expect.stringContaining("line 3") };
     await expect(manager.loadRunMessages("r")).rejects.toMatchObject(refused);
     await expect(manager.saveRunMessages("r", 0, [say("y")])).rejects.toMatchObject(refused);
@@ -147,7 +160,7 @@ describe("refused files", () => {
   async function expectRefused(content: string, code: string, lineNumber: number) {
     const { rootDir, path } = sessionFile(content);
     const before = readFileSync(path);
-    const manager = new JsonlFileSessionManager({ rootDir });
+    const manager = openStore({ rootDir });
     const failure = await manager.loadMessages("s").then(
       () => undefined,
       (error: unknown) => error as { code: string; hint: string; message: string },
@@ -190,7 +203,7 @@ describe("refused files", () => {
 
   it("refuses a mid-file line longer than max_line_bytes", async () => {
     const { rootDir } = sessionFile(`${line("message", { role: "user", content: "x".repeat(500) })}${valid}`);
-    const manager = new JsonlFileSessionManager({ rootDir, maxLineBytes: 300 });
+    const manager = openStore({ rootDir, maxLineBytes: 300 });
     await expect(manager.getState("s")).rejects.toMatchObject({ code: "store.corrupt" });
   });
 });

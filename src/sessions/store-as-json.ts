@@ -1,0 +1,31 @@
+import { getLogger } from "../logging/logger.js";
+import { toJsonSafe } from "../tools/to-json-value.js";
+
+/**
+ * One store write of values meant to be JSON. Tool results are checked where they enter, but an event a hook or
+ * a tool emits may still hold a BigInt or a cycle, and a persistent store's JSON.stringify would then refuse the
+ * whole write: the run's events, transcript or checkpoint would be gone while an in-memory store, which keeps
+ * values as they are, shows nothing wrong. Such a write is tried once more with those values described
+ * (`"[Circular $.a]"`, a BigInt as a number or a decimal string) and a warning says so. A write that fails for
+ * any other reason (nothing to describe) fails as it did. The stores serialise before they write, so the first
+ * attempt left nothing behind.
+ */
+export async function storeAsJson<T>(options: {
+  runId: string;
+  what: string;
+  values: T;
+  write: (values: T) => Promise<unknown>;
+}): Promise<void> {
+  const { runId, what, values, write } = options;
+  try {
+    await write(values);
+  } catch (error) {
+    const safe = toJsonSafe(values) as T;
+    if (safe === values) throw error;
+    getLogger().warn(
+      `Run ${runId}: its ${what} held values JSON cannot hold; they are stored as descriptions of themselves`,
+      { runId, cause: error },
+    );
+    await write(safe);
+  }
+}
