@@ -58,6 +58,7 @@ describe("public API", () => {
         "RUN_STATE_SCHEMA_VERSION",
         "ReactPattern",
         "RetryToolExecutor",
+        "RunBusyError",
         "RunFolder",
         "RunNotCompletedError",
         "RunStreamChunkKind",

@@ -11,6 +11,7 @@ export class RunEventLog {
   private sequence: number;
   private waiting: { promise: Promise<void>; resolve: () => void } | null = null;
   private ended = false;
+  private refused: unknown = undefined;
 
   constructor(
     readonly runId: string,
@@ -66,8 +67,14 @@ export class RunEventLog {
     return this.waiting.promise;
   }
 
-  /** No more events will come (the run finished or was suspended). */
-  close(): void {
+  /** Why the run never started (a refused resume); its log then ends without `run.finished`. */
+  get refusal(): unknown {
+    return this.refused;
+  }
+
+  /** No more events will come (the run finished or was suspended, or was refused before it started). */
+  close(refusal?: unknown): void {
+    if (refusal !== undefined) this.refused = refusal;
     this.ended = true;
     const waiting = this.waiting;
     this.waiting = null;
