@@ -74,8 +74,8 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
   const saved = resume?.sameRun ? Promise.resolve() : sessionManager.saveRun(record);
   let skillSummaries: Record<string, SessionSkillSummary> | undefined;
   // Continuing a run is exclusive: whoever holds its session may be running it, so such a resume waits for the
-  // session only briefly and is then refused. Decisions wait their turn: the run waits for them, and another
-  // deciding process is told apart once the session is held.
+  // session only briefly and is then refused. Decisions and the cancelling of a waiting run wait their turn:
+  // nobody runs a waiting run, and a process that got there first is told apart once the session is held.
   let wait: ResumeWait | undefined;
   return saved
     .then(() => prepareSkills(input))
@@ -85,7 +85,7 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
     .then(() => {
       const options: SessionScopeOptions = { queueSize: agent.limits.sessionQueueSize };
       if (input.reentrantToken !== undefined) options.reentrantToken = input.reentrantToken;
-      if (resume?.sameRun === true && input.decisions === undefined) {
+      if (resume?.sameRun === true && input.decisions === undefined && input.scope.termination === null) {
         wait = new ResumeWait(request.runId, request.sessionId, resume.checkpointId);
         options.signal = wait.signal;
       }
