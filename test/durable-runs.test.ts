@@ -734,10 +734,113 @@ describe("resume in another process (DR-3)", () => {
     const { runtime } = await startProcess(shared, { tools: [slow], llm: twoStepScript() });
     const done = runtime.runDetailed({ agentId: "a", inputText: "go", durable: true, runId: "live" });
     await waitFor(() => runtime.liveRun("live")?.log.events.some((event) => event.kind === "tool.started"));
-    await expect(runtime.resumeRun("live")).rejects.toMatchObject({ code: "config.error" });
+    await expect(runtime.resumeRun("live")).rejects.toMatchObject({ code: "run.busy" });
     runtime.cancel("live");
     gate.resolve();
     expect((await done).stopReason).toBe("cancelled");
+  });
+});
+
+describe("continuing a run is exclusive (in_memory store shared by two runtimes)", () => {
+  /** A runtime over the shared store itself, its session lock included (unlike a ProcessView's). */
+  async function sharing(shared: InMemorySessionManager, agent: Record<string, unknown>): Promise<Runtime> {
+    const type = `durable_shared_store_${++processCount}`;
+    registerSession(type, () => shared);
+    return Runtime.fromDict({ session: { type }, agents: [{ id: "a", name: "Agent A", ...agent }] });
+  }
+
+  /** A run whose process died once the model's step-2 answer was checkpointed (c2 and c3 not started). */
+  async function crashedRun(shared: InMemorySessionManager, ledger: Ledger, runId: string): Promise<void> {
+    const first = await startProcess(shared, { tools: tools(ledger), llm: twoStepScript() }, (view) => {
+      view.crashAfterCheckpoint = 3;
+    });
+    void first.runtime.runDetailed({ agentId: "a", inputText: "go", durable: true, runId });
+    await waitFor(() => first.view.isCrashed);
+  }
+
+  it("lets one of two resumes at once go on and refuses the other with run.busy", async () => {
+    const shared = new InMemorySessionManager();
+    const ledger = new Ledger();
+    await crashedRun(shared, ledger, "x1");
+    const gate = deferred();
+    const agent = () => ({
+      tools: tools(ledger, { duringRecord: () => gate.promise }),
+      llm: twoStepScript(),
+    });
+    const [one, two] = [await sharing(shared, agent()), await sharing(shared, agent())];
+    const outcomes = [one.resumeRun("x1"), two.resumeRun("x1")].map((promise) =>
+      promise.then(
+        (result) => ({ result, error: undefined }),
+        (error: unknown) => ({ result: undefined, error }),
+      ),
+    );
+    const loser = await Promise.race(outcomes);
+    expect(loser.error).toMatchObject({
+      code: "run.busy",
+      retryable: true,
+      hint: expect.stringContaining("branch: true"),
+    });
+    gate.resolve();
+    const settled = await Promise.all(outcomes);
+    expect(settled.filter((outcome) => outcome.result?.stopReason === "completed")).toHaveLength(1);
+    expect(ledger.started.filter((call) => call === "c2:record")).toHaveLength(1);
+    expect((await shared.listRuns()).map((run) => run.runId)).toEqual(["x1"]);
+  });
+
+  it("refuses a checkpoint the run went past unless the resume branches", async () => {
+    const shared = new InMemorySessionManager();
+    const ledger = new Ledger();
+    await crashedRun(shared, ledger, "x2");
+    const runtime = await sharing(shared, { tools: tools(ledger), llm: twoStepScript() });
+    const crashedAt = (await runtime.listRunCheckpoints("x2")).at(-1)!;
+    expect((await runtime.resumeRun("x2")).stopReason).toBe("completed");
+    // What a second recovery worker that read the checkpoint list before the first went on would do.
+    await expect(runtime.resume(crashedAt)).rejects.toMatchObject({
+      code: "run.not_resumable",
+      hint: expect.stringContaining("branch: true"),
+    });
+    await expect(
+      runtime.runDetailed({ agentId: "a", inputText: "", resumeFromCheckpoint: crashedAt }),
+    ).rejects.toMatchObject({ code: "run.not_resumable" });
+    expect(ledger.started.filter((call) => call === "c2:record")).toHaveLength(1);
+    const branch = await runtime.resume(crashedAt, { branch: true });
+    expect(branch.stopReason).toBe("completed");
+    expect(branch.runId).not.toBe("x2");
+    expect(await shared.getRun(branch.runId)).toMatchObject({ parentRunId: "x2", status: "done" });
+    expect(ledger.started.filter((call) => call === "c2:record")).toHaveLength(2);
+  });
+
+  it("ends a refused resume's stream with the refusal, with no unhandled rejection", async () => {
+    const shared = new InMemorySessionManager();
+    const ledger = new Ledger();
+    await crashedRun(shared, ledger, "x3");
+    const gate = deferred();
+    const agent = () => ({
+      tools: tools(ledger, { duringRecord: () => gate.promise }),
+      llm: twoStepScript(),
+    });
+    const [one, two] = [await sharing(shared, agent()), await sharing(shared, agent())];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const live = one.resumeRun("x3");
+      await waitFor(() => ledger.started.includes("c2:record"));
+      const latest = (await two.listRunCheckpoints("x3")).at(-1)!;
+      const chunks: string[] = [];
+      const streamed = (async () => {
+        for await (const chunk of two.stream({ agentId: "a", inputText: "", resumeFromCheckpoint: latest }))
+          chunks.push(chunk.kind);
+      })();
+      await expect(streamed).rejects.toMatchObject({ code: "run.busy" });
+      expect(chunks).not.toContain("run.finished");
+      gate.resolve();
+      expect((await live).stopReason).toBe("completed");
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 });
 

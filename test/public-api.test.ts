@@ -59,6 +59,7 @@ describe("public API", () => {
         "RUN_STATE_SCHEMA_VERSION",
         "ReactPattern",
         "RetryToolExecutor",
+        "RunBusyError",
         "RunEventsLostError",
         "RunFolder",
         "RunNotCompletedError",

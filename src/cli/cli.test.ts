@@ -421,15 +421,28 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     expect(out).toBe("");
     expect(err).toBe(
       `run.not_resumable: Run '${runId}' already finished (completed); it cannot go on\n` +
-        `hint: Resume an earlier checkpoint to branch a new run from it: ${runId}:step:1, ${runId}:step:2\n`,
+        `hint: To start a new run from one of its checkpoints (${runId}:step:1, ${runId}:step:2, ` +
+        `${runId}:step:3), pass branch: true (\`keel resume --branch\`)\n`,
     );
+  });
+
+  it("does not branch from an earlier checkpoint unless asked to, with exit 2 and the way to ask", async () => {
+    const runsBefore = (await cli(["runs", path, "--json"])).out.trimEnd().split("\n").length;
+    const { code, out, err } = await cli(["resume", path, `${runId}:step:2`]);
+    expect(code).toBe(2);
+    expect(out).toBe("");
+    expect(err).toBe(
+      `run.not_resumable: Run '${runId}' went on past checkpoint '${runId}:step:2' and finished (completed)\n` +
+        `hint: To start a new run from '${runId}:step:2', pass branch: true (\`keel resume --branch\`)\n`,
+    );
+    expect((await cli(["runs", path, "--json"])).out.trimEnd().split("\n")).toHaveLength(runsBefore);
   });
 
   it("branches a new run from an earlier checkpoint and streams it to completion", async () => {
     // A process's scripted model starts at its first turn; a real model would answer from the transcript, which
     // holds step 1 already. This script is that answer.
     const branchPath = await storedConfig("durable-branch.json", [{ text: "The sum is 42." }], root());
-    const { code, out, err } = await cli(["resume", branchPath, `${runId}:step:2`]);
+    const { code, out, err } = await cli(["resume", branchPath, `${runId}:step:2`, "--branch"]);
     expect(err).toBe("");
     expect(code).toBe(0);
     expect(out).toMatch(/^The sum is 42\.\n✓ completed · 2 steps · 2 llm calls · 1 tool call · /);
@@ -446,7 +459,7 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
   it("streams a resumed run as JSON chunks, run.finished last", async () => {
     const branchPath = await storedConfig("durable-json.json", [{ text: "The sum is 42." }], root());
     // From the step in flight: the branch runs add itself, then answers.
-    const { code, out } = await cli(["resume", branchPath, `${runId}:step:1`, "--json"]);
+    const { code, out } = await cli(["resume", branchPath, `${runId}:step:1`, "--json", "--branch"]);
     expect(code).toBe(0);
     const chunks = jsonLines(out) as { kind: string; result?: { stopReason: string; runId: string } }[];
     expect(chunks[0]!.kind).toBe("run.started");
@@ -515,7 +528,7 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     expect(checkpoints.err).toContain("Usage: keel checkpoints <config> <runId> [--json]");
     const resume = await cli(["resume", path]);
     expect(resume.code).toBe(1);
-    expect(resume.err).toContain("Usage: keel resume <config> <checkpointId> [--json]");
+    expect(resume.err).toContain("Usage: keel resume <config> <checkpointId> [--branch] [--json]");
     expect((await cli(["resume", path, "x", "--durable"])).err).toContain(
       "Unknown option '--durable' for 'keel resume'.",
     );

@@ -52,7 +52,7 @@ const COMMANDS = {
     ...JSON_FLAGS,
   },
   checkpoints: JSON_FLAGS,
-  resume: JSON_FLAGS,
+  resume: { branch: { type: "boolean" }, ...JSON_FLAGS },
   decide: {
     value: { type: "string" },
     reason: { type: "string" },
@@ -79,7 +79,7 @@ Usage:
   keel validate <config>
   keel runs <config> [--session ID] [--status STATUS] [--json]
   keel checkpoints <config> <runId> [--json]
-  keel resume <config> <checkpointId> [--json]
+  keel resume <config> <checkpointId> [--branch] [--json]
   keel decide <config> <runId> <toolCallId> approve|deny|result
               [--value JSON] [--reason TEXT] [--always] [--json]
   keel pending <config> <runId> [--json]
@@ -93,7 +93,8 @@ Commands:
   runs         List the runs the config's session store knows (status: created, running, waiting, done)
   checkpoints  List a run's checkpoints, oldest first, the latest marked
   resume       Resume a run from a checkpoint and stream it as run does: the run's latest checkpoint
-               continues the run, an earlier one branches a new run from that point
+               continues the run (unless another process is running it); with --branch, a new run starts
+               from the checkpoint, whichever it is
   decide       Decide a call a suspended run waits on — approve it, deny it, or give its result — from any
                shell, and stream the run as it goes on as run does (it waits again while calls are undecided)
   pending      List the calls a suspended run waits on: id, tool, arguments and reason
@@ -109,6 +110,10 @@ Options for run:
   On a terminal, a run that suspends asks to approve (a) or deny (d) each pending call and goes on;
   elsewhere, or with --json, it exits 2 and the calls wait for keel decide.
 
+Options for resume:
+  --branch       Start a new run from the checkpoint instead of continuing its run; needed for any
+                 checkpoint but the latest of a run that has not finished
+
 Options for decide:
   --value JSON   approve: the value the call resumes with; result: the call's result (required)
   --reason TEXT  Why, recorded with the decision (a denied call's result tells the model)
@@ -122,7 +127,7 @@ Options for policy:
 Exit codes: 0 completed, 2 suspended (a tool call awaits approval), 1 any other outcome or error.
   checkpoints, resume, decide and pending also exit 2 for a run or checkpoint the store does not know,
   resume for a checkpoint it refuses (another agent shape or schema version, the latest of a finished
-  run), and decide for a decision it refuses (an unknown or already decided call, a run not waiting).
+  run, one the run went past without --branch, a run another process is continuing), and decide for a decision it refuses (an unknown or already decided call, a run not waiting).
 Environment: NO_COLOR=1 turns colour off; KEEL_DEBUG=1 prints stack traces.
 `;
 
@@ -226,8 +231,14 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
     ...(io.prompt === undefined ? {} : { prompt: io.prompt }),
   };
   if (command === "resume") {
-    if (positionals.length !== 2) throw new UsageError("Usage: keel resume <config> <checkpointId> [--json]");
-    return resumeCommand({ ...output, configPath: positionals[0]!, checkpointId: positionals[1]! });
+    if (positionals.length !== 2)
+      throw new UsageError("Usage: keel resume <config> <checkpointId> [--branch] [--json]");
+    return resumeCommand({
+      ...output,
+      configPath: positionals[0]!,
+      checkpointId: positionals[1]!,
+      branch: values.branch === true,
+    });
   }
   if (command === "decide") {
     const [configPath, runId, toolCallId, action] = positionals;

@@ -248,6 +248,13 @@ export class SessionQueueFullError extends KeelError {
   }
 }
 
+/** Another process (or this one) is continuing the run; retrying once it has finished or suspended may work. */
+export class RunBusyError extends KeelError {
+  constructor(message: string, options?: Options) {
+    super(message, withDefaults(options, ERROR_CODES.RUN_BUSY, true));
+  }
+}
+
 export class IllegalTransitionError extends KeelError {
   constructor(message: string, options?: Options) {
     super(message, withDefaults(options, ERROR_CODES.STATE_TRANSITION, false));

@@ -194,7 +194,7 @@ const ROWS: readonly SchemaRow[] = [
     "run.resume_attempted",
     "checkpointId attempt errorCode",
     "errorType delayMs",
-    "A durable run hit a retryable error and resumes from its latest checkpoint.",
+    "A durable run hit a retryable error and resumes from its latest checkpoint (checkpointId null: from its start, when the error came before any checkpoint).",
   ],
   [
     "run.resume_succeeded",

@@ -33,6 +33,7 @@ export class RunEventLog {
   private spillAt = Number.POSITIVE_INFINITY;
   private storing: Promise<void> | null = null;
   private spillFailed = false;
+  private refused: unknown = undefined;
 
   constructor(
     readonly runId: string,
@@ -111,8 +112,14 @@ export class RunEventLog {
     return this.waiting.promise;
   }
 
-  /** No more events will come (the run finished or was suspended). */
-  close(): void {
+  /** Why the run never started (a refused resume); its log then ends without `run.finished`. */
+  get refusal(): unknown {
+    return this.refused;
+  }
+
+  /** No more events will come (the run finished or was suspended, or was refused before it started). */
+  close(refusal?: unknown): void {
+    if (refusal !== undefined) this.refused = refusal;
     this.ended = true;
     const waiting = this.waiting;
     this.waiting = null;

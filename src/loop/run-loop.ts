@@ -361,13 +361,15 @@ async function runDurably(
   let pattern = firstPattern;
   let plan = firstPlan;
   let attempts = 0;
+  // Where a new run's pattern began: before its first checkpoint, a resume starts the pattern over from here.
+  const startLength = input.resume === undefined ? driver.ctx.transcript.length : null;
   for (;;) {
     try {
       return await continueRun(driver, pattern, plan);
     } catch (thrown) {
       const checkpointId = driver.checkpoints?.latestCheckpointId ?? null;
-      if (!driver.durable || checkpointId === null || !KeelError.isInstance(thrown) || !thrown.retryable)
-        throw thrown;
+      if (!driver.durable || !KeelError.isInstance(thrown) || !thrown.retryable) throw thrown;
+      if (checkpointId === null && !unansweredSince(driver.ctx.transcript, startLength)) throw thrown;
       const limit = request.budget?.maxResumeAttempts ?? DEFAULT_MAX_RESUME_ATTEMPTS;
       const errorType = thrown.constructor.name;
       if (attempts >= limit) {
@@ -385,6 +387,17 @@ async function runDurably(
       });
       if (delayMs > 0) await waitOrCancel(delayMs, input.scope);
       driver.checkpointBoundary();
+      if (checkpointId === null) {
+        // No model answer yet, so nothing happened that a checkpoint would hold: the pattern starts over.
+        (driver.ctx.transcript as unknown[]).length = startLength!;
+        driver.step = 0;
+        pattern = agent.createPattern();
+        await pattern.setup(driver.ctx, driver);
+        driver.pattern = pattern;
+        plan = null;
+        log.emit("run.resume_succeeded", { checkpointId, attempt: attempts });
+        continue;
+      }
       const loaded = await loadRunState(input.sessionManager, checkpointId, {
         fingerprint: agent.fingerprint,
       });
@@ -431,12 +444,28 @@ function resumeDelayMs(error: KeelError): number {
   return typeof retryAfterMs === "number" && retryAfterMs > 0 ? retryAfterMs : 0;
 }
 
+/**
+ * True when the run has a start to go back to and the model has not answered since: a retryable error before the
+ * first checkpoint then restarts the run rather than failing it.
+ */
+function unansweredSince(transcript: readonly { role: string }[], startLength: number | null): boolean {
+  if (startLength === null) return false;
+  for (let index = startLength; index < transcript.length; index++)
+    if (transcript[index]!.role === "assistant") return false;
+  return true;
+}
+
+/** The wait before a resume is the run's work: it keeps the process alive, unlike the deadlines guarding work. */
 function waitOrCancel(ms: number, scope: CancelScope): Promise<void> {
   return new Promise((resolve) => {
-    const deadline = deadlines.add(ms, () => {
-      stop();
-      resolve();
-    });
+    const deadline = deadlines.add(
+      ms,
+      () => {
+        stop();
+        resolve();
+      },
+      { keepAlive: true },
+    );
     const stop = scope.onCancel(() => {
       deadline.cancel();
       resolve();

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import { DecisionError, PermanentToolError } from "../errors/error-classes.js";
+import { DecisionError, PermanentToolError, RunBusyError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
@@ -14,7 +14,7 @@ import { runStatusOf } from "../loop/termination.js";
 import type { Message } from "../models/message.js";
 import { policyForRun } from "../permissions/run-policy.js";
 import { RunFolder } from "../run-folders/run-folder.js";
-import type { SessionManager } from "../sessions/session-manager.js";
+import type { SessionManager, SessionScopeOptions } from "../sessions/session-manager.js";
 import { storeAsJson } from "../sessions/store-as-json.js";
 import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
 import { loadForResume, type PreparedResume } from "./prepare-resume.js";
@@ -76,27 +76,39 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
   // A run that goes on keeps its record untouched until it holds the session and knows it may go on.
   const saved = resume?.sameRun ? Promise.resolve() : sessionManager.saveRun(record);
   let skillSummaries: Record<string, SessionSkillSummary> | undefined;
+  // Continuing a run is exclusive: whoever holds its session may be running it, so such a resume waits for the
+  // session only briefly and is then refused. Decisions and the cancelling of a waiting run wait their turn:
+  // nobody runs a waiting run, and a process that got there first is told apart once the session is held.
+  let wait: ResumeWait | undefined;
   return saved
     .then(() => prepareSkills(input))
     .then((summaries) => {
       skillSummaries = summaries;
     })
-    .then(() =>
-      sessionManager.session(
+    .then(() => {
+      const options: SessionScopeOptions = { queueSize: agent.limits.sessionQueueSize };
+      if (input.reentrantToken !== undefined) options.reentrantToken = input.reentrantToken;
+      if (resume?.sameRun === true && input.decisions === undefined && input.scope.termination === null) {
+        wait = new ResumeWait(request.runId, request.sessionId, resume.checkpointId);
+        options.signal = wait.signal;
+      }
+      return sessionManager.session(
         request.sessionId,
         (session) => {
+          wait?.end();
           if (input.session !== undefined) input.session.token = session.token;
           return runInSession(input, record, session.state, stored, skillSummaries);
         },
-        input.reentrantToken === undefined
-          ? { queueSize: agent.limits.sessionQueueSize }
-          : { queueSize: agent.limits.sessionQueueSize, reentrantToken: input.reentrantToken },
-      ),
-    )
+        options,
+      );
+    })
     .then(undefined, (error: unknown) => {
-      if (error instanceof ResumeRefused) {
-        input.log.close();
-        throw error.error;
+      const busy = wait?.end();
+      const refusal = error instanceof ResumeRefused ? error.error : busy;
+      if (refusal !== undefined) {
+        // The log ends without `run.finished`: the run never started, and its readers get the refusal.
+        input.log.close(refusal);
+        throw refusal;
       }
       return failedBeforeLoop(input, error);
     })
@@ -117,6 +129,43 @@ function checkDecisionsFor(loaded: LoadedRunState, decisions: readonly ToolDecis
 /** A resume the store refused once the session was held: the request fails, the run's record is untouched. */
 class ResumeRefused {
   constructor(readonly error: unknown) {}
+}
+
+/** How long a resume that continues a run waits for the run's session before it is refused as busy. */
+const RESUME_SESSION_WAIT_MS = 1000;
+
+/** A resume's bounded wait for its run's session: its signal aborts with a `RunBusyError` when time is up. */
+class ResumeWait {
+  private readonly controller = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private ended = false;
+
+  constructor(runId: string, sessionId: string, checkpointId: string) {
+    const busy = new RunBusyError(
+      `Run '${runId}' is being continued elsewhere: another process holds its session '${sessionId}'`,
+      {
+        hint:
+          "Wait until that run finishes or suspends (`keel runs` shows its status), then resume its latest " +
+          "checkpoint if it still has to go on; or pass branch: true (`keel resume --branch`) to start a new " +
+          `run from '${checkpointId}'`,
+        context: { runId, sessionId, checkpointId },
+      },
+    );
+    this.timer = setTimeout(() => this.controller.abort(busy), RESUME_SESSION_WAIT_MS);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The wait is over; returns the refusal when time ran out before the session was held. */
+  end(): RunBusyError | undefined {
+    if (this.ended) return undefined;
+    this.ended = true;
+    clearTimeout(this.timer);
+    const { signal } = this.controller;
+    return signal.aborted ? (signal.reason as RunBusyError) : undefined;
+  }
 }
 
 function runInSession(

@@ -26,20 +26,30 @@ export interface PreparedResume {
   inputText: string;
 }
 
-/** Check a resume before the run starts: the checkpoint exists, fits the agent, and its run may go on. */
+/** What the request asks of a resume: a run id of its own, or an explicit branch. */
+export interface ResumeRequest {
+  runId?: string | undefined;
+  branch?: boolean | undefined;
+}
+
+/**
+ * Check a resume before the run starts: the checkpoint exists, fits the agent, and its run may go on. A resume
+ * branches only when asked to (`branch`, or a `runId` other than the checkpoint's run): a checkpoint the run has
+ * gone past is refused rather than silently branched, since whoever moved the run on may be running it still.
+ */
 export async function prepareResume(
   store: SessionManager,
   checkpointId: string,
   agent: ResolvedAgent,
-  requestedRunId: string | undefined,
+  request: ResumeRequest,
 ): Promise<PreparedResume> {
   const loaded = await loadRunState(store, checkpointId, {
     agentId: agent.id,
     fingerprint: agent.fingerprint,
   });
   const fromRunId = loaded.state.runId;
-  const sameRun = loaded.latest && (requestedRunId === undefined || requestedRunId === fromRunId);
-  if (sameRun) checkResumable(loaded);
+  const sameRun = request.branch !== true && (request.runId === undefined || request.runId === fromRunId);
+  if (sameRun) checkContinuable(loaded);
   const events = sameRun ? await store.loadEvents(fromRunId) : [];
   return {
     checkpointId,
@@ -70,16 +80,7 @@ export async function loadForResume(
     loaded.state = { ...loaded.state, runId };
     return { loaded, stored: { checkpoints: 0, messages: 0, sequence: 0, latestCheckpointId: null } };
   }
-  if (!loaded.latest) {
-    throw new ConfigError(
-      `Run '${runId}' moved past checkpoint '${prepared.checkpointId}' while this resume waited`,
-      {
-        code: ERROR_CODES.RUN_NOT_RESUMABLE,
-        hint: `Resume its latest checkpoint, ${loaded.runCheckpoints[loaded.runCheckpoints.length - 1]}`,
-      },
-    );
-  }
-  checkResumable(loaded);
+  checkContinuable(loaded);
   const counters = loaded.runCheckpoints.map((id) => parseCheckpointId(id)?.n ?? 0);
   return {
     loaded,
@@ -92,17 +93,39 @@ export async function loadForResume(
   };
 }
 
-/** A finished run does not go on; its earlier checkpoints can still be branched from. */
-function checkResumable(loaded: LoadedRunState): void {
-  if (loaded.record.status !== "done") return;
-  throw new ConfigError(
-    `Run '${loaded.record.runId}' already finished (${loaded.record.stopReason ?? "done"}); it cannot go on`,
-    {
-      code: ERROR_CODES.RUN_NOT_RESUMABLE,
-      hint:
-        loaded.runCheckpoints.length > 1
-          ? `Resume an earlier checkpoint to branch a new run from it: ${loaded.runCheckpoints.slice(0, -1).join(", ")}`
-          : "Start a new run",
-    },
-  );
+const BRANCH_HINT = "pass branch: true (`keel resume --branch`)";
+
+/**
+ * Only a run's latest checkpoint continues it, and only while the run has not finished; its other checkpoints
+ * can still be branched from.
+ */
+function checkContinuable(loaded: LoadedRunState): void {
+  const { record, checkpointId, runCheckpoints } = loaded;
+  const runId = record.runId;
+  if (!loaded.latest) {
+    const latest = runCheckpoints[runCheckpoints.length - 1];
+    const finished = record.status === "done";
+    throw new ConfigError(
+      finished
+        ? `Run '${runId}' went on past checkpoint '${checkpointId}' and finished (${record.stopReason ?? "done"})`
+        : `Run '${runId}' went on past checkpoint '${checkpointId}' (its latest is '${latest}')`,
+      {
+        code: ERROR_CODES.RUN_NOT_RESUMABLE,
+        hint: finished
+          ? `To start a new run from '${checkpointId}', ${BRANCH_HINT}`
+          : `Resume its latest checkpoint, ${latest}, to continue the run once no process is running it ` +
+            `(\`keel runs\` shows its status); or, to start a new run from '${checkpointId}', ${BRANCH_HINT}`,
+        context: { runId, checkpointId },
+      },
+    );
+  }
+  if (record.status !== "done") return;
+  throw new ConfigError(`Run '${runId}' already finished (${record.stopReason ?? "done"}); it cannot go on`, {
+    code: ERROR_CODES.RUN_NOT_RESUMABLE,
+    hint:
+      runCheckpoints.length > 1
+        ? `To start a new run from one of its checkpoints (${runCheckpoints.join(", ")}), ${BRANCH_HINT}`
+        : `Start a new run, or ${BRANCH_HINT} to start one from ${checkpointId}`,
+    context: { runId, checkpointId },
+  });
 }

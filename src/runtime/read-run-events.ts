@@ -69,9 +69,11 @@ export class RunChunkIterator implements AsyncIterableIterator<RunStreamChunk> {
       if (kinds === null || kinds.has(chunkKindOf(event.kind)))
         return Promise.resolve({ value: toStreamChunk(event), done: false });
     }
-    if (this.finished || log.closed) {
+    if (this.finished) return Promise.resolve(DONE);
+    if (log.closed) {
       this.finished = true;
-      return Promise.resolve(DONE);
+      // A run refused before it started has no `run.finished`: its reader gets the refusal instead.
+      return log.refusal === undefined ? Promise.resolve(DONE) : Promise.reject(log.refusal);
     }
     return log.next().then(() => this.next());
   }

@@ -121,6 +121,12 @@ export interface RunRequest<T = unknown> {
   outputType?: OutputType<T>;
   durable?: boolean;
   resumeFromCheckpoint?: string;
+  /**
+   * With `resumeFromCheckpoint`: start a new run from the checkpoint (`parentRunId` its run) instead of
+   * continuing the checkpoint's run. Only its latest checkpoint continues a run; any other is refused unless
+   * the resume branches (this, or a `runId` of its own).
+   */
+  branch?: boolean;
   /** Values for tools and function middleware only (`ctx.kwargs`). */
   functionInvocationKwargs?: Record<string, unknown>;
   /** Values for the model client and chat middleware only. */

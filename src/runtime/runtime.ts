@@ -4,7 +4,7 @@ import path from "node:path";
 import type { AppConfig } from "../config/app-config-schema.js";
 import { loadConfig, parseConfig } from "../config/load-config.js";
 import { nearMatch } from "../config/near-match.js";
-import { ConfigError, DecisionError, RunNotCompletedError } from "../errors/error-classes.js";
+import { ConfigError, DecisionError, RunBusyError, RunNotCompletedError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { RunEventLog } from "../events/run-event-log.js";
 import type { EventBus } from "../events/runtime-event.js";
@@ -183,7 +183,16 @@ export class Runtime {
     request: RunRequest,
     options: { kinds?: readonly string[] } = {},
   ): AsyncIterableIterator<RunStreamChunk> {
-    return new RunChunkIterator(() => this.startRun(request).then((live) => live.log), options);
+    return new RunChunkIterator(
+      () =>
+        this.startRun(request).then((live) => {
+          // A run refused before it started rejects its result and ends its log with the refusal; the stream
+          // reports it, so the result's rejection is handled here.
+          live.done.catch(noop);
+          return live.log;
+        }),
+      options,
+    );
   }
 
   /**
@@ -370,12 +379,16 @@ export class Runtime {
     const resume =
       request.resumeFromCheckpoint === undefined
         ? undefined
-        : await prepareResume(parts.sessionManager, request.resumeFromCheckpoint, agent, request.runId);
+        : await prepareResume(parts.sessionManager, request.resumeFromCheckpoint, agent, request);
     const runId = resume?.sameRun ? resume.fromRunId : (request.runId ?? newId());
-    if (this.liveRuns.has(runId))
-      throw new ConfigError(`Run '${runId}' is already running`, {
-        hint: resume ? "Wait for it to finish or suspend, or cancel it" : "Use a new runId",
-      });
+    if (this.liveRuns.has(runId)) {
+      if (resume?.sameRun)
+        throw new RunBusyError(`Run '${runId}' is already running in this process`, {
+          hint: "Wait for it to finish or suspend, or cancel it; or resume with branch: true to start a new run from the checkpoint",
+          context: { runId },
+        });
+      throw new ConfigError(`Run '${runId}' is already running`, { hint: "Use a new runId" });
+    }
     const sessionId = this.sessionOf(request, resume);
     const normalized =
       resume === undefined

@@ -1,6 +1,8 @@
 /**
  * Many deadlines on one timer. A run waiting on a tool needs a timeout, and ten thousand parked runs would
  * otherwise hold ten thousand Node timers; a binary heap and a single re-armed timer cost a few words each.
+ * The timer does not keep the process alive — a timeout guards work that does — unless a deadline asks to
+ * (`keepAlive`): a wait that is itself the work, like a durable run waiting out a rate limit before it resumes.
  */
 export interface Deadline {
   /** Forget the deadline; it will not fire. */
@@ -12,10 +14,12 @@ class Entry implements Deadline {
     readonly at: number,
     public fire: (() => void) | null,
     private readonly queue: DeadlineQueue,
+    readonly keepAlive: boolean,
   ) {}
   cancel(): void {
     if (this.fire === null) return;
     this.fire = null;
+    if (this.keepAlive) this.queue.noteKeepAliveDone();
     this.queue.noteCancelled();
   }
 }
@@ -25,13 +29,25 @@ export class DeadlineQueue {
   private timer: NodeJS.Timeout | null = null;
   private armedAt = Number.POSITIVE_INFINITY;
   private cancelledCount = 0;
+  /** Pending deadlines that keep the process alive; the timer is ref'd only while there are some. */
+  private keepAliveCount = 0;
 
-  /** Call `fire` after `delayMs` unless cancelled first. */
-  add(delayMs: number, fire: () => void): Deadline {
-    const entry = new Entry(Date.now() + delayMs, fire, this);
+  /**
+   * Call `fire` after `delayMs` unless cancelled first. With `keepAlive` the process does not exit before the
+   * deadline fires or is cancelled.
+   */
+  add(delayMs: number, fire: () => void, options?: { keepAlive?: boolean }): Deadline {
+    const keepAlive = options?.keepAlive === true;
+    const entry = new Entry(Date.now() + delayMs, fire, this, keepAlive);
     this.push(entry);
+    if (keepAlive && this.keepAliveCount++ === 0) this.timer?.ref();
     if (entry.at < this.armedAt) this.arm(entry.at);
     return entry;
+  }
+
+  /** @internal */
+  noteKeepAliveDone(): void {
+    if (--this.keepAliveCount === 0) this.timer?.unref();
   }
 
   /** @internal */
@@ -48,7 +64,7 @@ export class DeadlineQueue {
     if (this.timer !== null) clearTimeout(this.timer);
     this.armedAt = at;
     this.timer = setTimeout(() => this.run(), Math.max(0, at - Date.now()));
-    this.timer.unref();
+    if (this.keepAliveCount === 0) this.timer.unref();
   }
 
   private run(): void {
@@ -63,6 +79,7 @@ export class DeadlineQueue {
         continue;
       }
       entry.fire = null;
+      if (entry.keepAlive) this.noteKeepAliveDone();
       fire();
     }
     const next = this.heap[0];

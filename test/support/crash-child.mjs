@@ -1,7 +1,10 @@
 // A process that runs, or resumes, the durable agent of test/crash-resume.test.ts against a persistent store.
 // Usage: node crash-child.mjs <buildDir> <spec as JSON>. The spec names the store, the run, the ledger file and,
 // when the run is to be killed, the point to stop at: there the child prints `@@reached <point>` and blocks
-// forever, for the parent to SIGKILL it. A run or resume that ends prints `@@result <json>` and exits.
+// forever, for the parent to SIGKILL it. With `holdAt` and `gate` instead, it prints the same line there and
+// goes on once the gate file exists. A run or resume that ends prints `@@result <json>` and exits; a resume the
+// runtime refuses prints `@@refused {code, message, hint}` and exits 0.
+import { existsSync } from "node:fs";
 import { z } from "zod";
 import { appendLedger, childSetup, report, resultSummary, toolResults } from "./child-common.mjs";
 
@@ -10,6 +13,16 @@ const { defineTool, Runtime } = keel;
 
 /** Tell the parent the point is reached, then never go on: the parent kills the process here. */
 function reached(point) {
+  if (spec.holdAt === point) {
+    process.stdout.write(`@@reached ${point}\n`);
+    return new Promise((resolve) => {
+      const poll = setInterval(() => {
+        if (!existsSync(spec.gate)) return;
+        clearInterval(poll);
+        resolve();
+      }, 5);
+    });
+  }
   if (spec.crashAt !== point) return Promise.resolve();
   process.stdout.write(`@@reached ${point}\n`);
   // A timer keeps the event loop alive; a bare pending promise would let the process exit by itself.
@@ -130,15 +143,24 @@ store.saveRun = async (record) => {
   await saveRun(record);
 };
 
-const result =
-  spec.mode === "resume"
-    ? await runtime.resumeRun(spec.runId)
-    : await runtime.runDetailed({
-        agentId: "a",
-        inputText: "go",
-        durable: true,
-        runId: spec.runId,
-        sessionId: spec.sessionId,
-      });
-await runtime.close();
-report("result", resultSummary(result));
+let result;
+try {
+  result =
+    spec.mode === "resume"
+      ? await runtime.resumeRun(spec.runId)
+      : await runtime.runDetailed({
+          agentId: "a",
+          inputText: "go",
+          durable: true,
+          runId: spec.runId,
+          sessionId: spec.sessionId,
+        });
+} catch (error) {
+  if (spec.mode !== "resume" || typeof error?.code !== "string") throw error;
+  await runtime.close();
+  report("refused", { code: error.code, message: error.message, hint: error.hint ?? null });
+}
+if (result !== undefined) {
+  await runtime.close();
+  report("result", resultSummary(result));
+}

@@ -8,6 +8,8 @@ import { type RunOutputOptions, streamRunCommand } from "./run.js";
 export interface ResumeCommandOptions extends RunOutputOptions {
   configPath: string;
   checkpointId: string;
+  /** Start a new run from the checkpoint rather than continue its run. */
+  branch?: boolean;
 }
 
 /** The codes of a checkpoint the runtime refuses to resume from: printed with their hint, exit 2. */
@@ -17,13 +19,15 @@ const REFUSAL_CODES = [
   ERROR_CODES.CHECKPOINT_MISMATCH,
   ERROR_CODES.CHECKPOINT_INVALID,
   ERROR_CODES.RUN_NOT_RESUMABLE,
+  ERROR_CODES.RUN_BUSY,
 ];
 
 /**
- * `keel resume <config> <checkpointId>`: resume a run from a checkpoint in the config's store (DR-3) and stream
- * it as `keel run` does. The run's latest checkpoint continues the run itself; an earlier one branches a new run
- * from that point. Exit codes are `keel run`'s; a refused checkpoint (unknown, written by another agent shape or
- * schema version, the latest of a finished run) prints its code, message and hint and exits 2.
+ * `keel resume <config> <checkpointId> [--branch]`: resume a run from a checkpoint in the config's store (DR-3)
+ * and stream it as `keel run` does. The run's latest checkpoint continues the run itself; `branch` starts a new
+ * run from the checkpoint, whichever it is. Exit codes are `keel run`'s; a refused checkpoint (unknown, written
+ * by another agent shape or schema version, the latest of a finished run, one the run went past, a run another
+ * process is continuing) prints its code, message and hint and exits 2.
  */
 export function resumeCommand(options: ResumeCommandOptions): Promise<number> {
   const { checkpointId, signal } = options;
@@ -35,6 +39,7 @@ export function resumeCommand(options: ResumeCommandOptions): Promise<number> {
         agentId: await agentOfCheckpoint(runtime, checkpointId),
         inputText: "",
         resumeFromCheckpoint: checkpointId,
+        ...(options.branch === true ? { branch: true } : {}),
         ...(signal === undefined ? {} : { signal }),
       }),
   });

@@ -9,6 +9,8 @@ export interface SharedFileLock {
   release: FileLockRelease | undefined;
   /** Free for the owner's bookkeeping: e.g. "the cache was checked against the file since taking the lock". */
   validated: boolean;
+  /** Calls off the acquisition once no one in this process waits for it any more. */
+  stop?: AbortController;
 }
 
 /**
@@ -35,8 +37,10 @@ export class SharedFileLocks {
         release: undefined,
         validated: false,
       };
-      // No signal here: the acquisition is shared, so one user giving up must not fail the others.
-      created.ready = acquireFileLock(path).then(
+      // Not the caller's signal: the acquisition is shared, so one user giving up must not fail the others.
+      const stop = new AbortController();
+      created.stop = stop;
+      created.ready = acquireFileLock(path, { signal: stop.signal }).then(
         (release) => {
           created.release = release;
         },
@@ -68,6 +72,12 @@ export class SharedFileLocks {
 
   private async giveBack(key: string, lock: SharedFileLock): Promise<void> {
     if (--lock.holds > 0) return;
+    if (lock.release === undefined) {
+      // Everyone here gave up waiting: stop polling for another process's lock (which would also keep this
+      // process alive); a later user starts a fresh acquisition.
+      if (this.locks.get(key) === lock) this.locks.delete(key);
+      lock.stop?.abort();
+    }
     try {
       await lock.ready;
     } catch {

@@ -13,13 +13,15 @@ export interface AdvisorySessionLock {
  * Take `pg_advisory_lock(hashtext(key))` on a dedicated connection from `pool`, waiting at most
  * `lockTimeoutMs` (Postgres' `lock_timeout` applies to advisory locks too) — then `store.lock_timeout`. A
  * session-level lock rather than a row lock, because a scope lasts a whole run, far longer than a transaction
- * should stay open. A hash collision only makes two sessions take turns; it never lets two holders in.
+ * should stay open. A hash collision only makes two sessions take turns; it never lets two holders in. Aborting
+ * `signal` while waiting rejects with its reason.
  */
 export async function acquireAdvisorySessionLock(
   pool: Pool,
   key: string,
-  options: { lockTimeoutMs: number; where: string },
+  options: { lockTimeoutMs: number; where: string; signal?: AbortSignal | undefined },
 ): Promise<AdvisorySessionLock> {
+  const { signal } = options;
   let client: PoolClient;
   try {
     client = await pool.connect();
@@ -32,11 +34,15 @@ export async function acquireAdvisorySessionLock(
   client.on("error", onError);
   try {
     await client.query(`set lock_timeout = ${Math.max(0, Math.floor(options.lockTimeoutMs))}`);
-    await client.query("select pg_advisory_lock(hashtext($1))", [key]);
+    if (signal === undefined) await client.query("select pg_advisory_lock(hashtext($1))", [key]);
+    else await pollAdvisoryLock(client, key, signal, options.lockTimeoutMs);
   } catch (error) {
     client.off("error", onError);
-    // A timed-out wait leaves a healthy connection; anything else may not have, so do not pool it.
-    client.release((error as { code?: string }).code === "55P03" ? undefined : true);
+    const aborted = signal?.aborted === true && error === signal.reason;
+    // A timed-out or abandoned wait leaves a healthy connection; anything else may not have, so do not pool it.
+    client.release(aborted || (error as { code?: string }).code === "55P03" ? undefined : true);
+    // The signal's reason is the caller's own value and must come back unchanged.
+    if (aborted) throw error;
     throw toStoreError(error, options.where, "session lock");
   }
   let released = false;
@@ -55,4 +61,45 @@ export async function acquireAdvisorySessionLock(
       client.release(broken);
     },
   };
+}
+
+/**
+ * A wait its caller can call off: `pg_advisory_lock` blocks its connection until it is granted, so this tries
+ * `pg_try_advisory_lock` with growing, jittered pauses instead, within `lockTimeoutMs` (0: no limit).
+ */
+async function pollAdvisoryLock(
+  client: PoolClient,
+  key: string,
+  signal: AbortSignal,
+  lockTimeoutMs: number,
+): Promise<void> {
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    if (signal.aborted) throw signal.reason;
+    const { rows } = await client.query<{ locked: boolean }>(
+      "select pg_try_advisory_lock(hashtext($1)) as locked",
+      [key],
+    );
+    if (rows[0]?.locked === true) return;
+    if (lockTimeoutMs > 0 && Date.now() - started >= lockTimeoutMs) {
+      throw Object.assign(new Error(`no session lock within lock_timeout (${lockTimeoutMs} ms)`), {
+        code: "55P03",
+      });
+    }
+    await sleep(Math.min(50, 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()), signal);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 }

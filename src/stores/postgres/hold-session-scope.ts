@@ -30,7 +30,11 @@ export async function holdSessionScope<T>(
   fn: (scope: SessionScope) => Promise<T>,
   signal: AbortSignal | undefined,
 ): Promise<T> {
-  const lock = await acquireAdvisorySessionLock(store.lockPool, `${store.schema}:${sessionId}`, store);
+  const lock = await acquireAdvisorySessionLock(store.lockPool, `${store.schema}:${sessionId}`, {
+    lockTimeoutMs: store.lockTimeoutMs,
+    where: store.where,
+    signal,
+  });
   try {
     if (signal?.aborted) throw signal.reason;
     const state = await loadState(store, lock.client, sessionId);
