@@ -378,7 +378,9 @@ async function finish(
     stored.folder.writeEvents(log.eventsAfter(log.spilledSequence));
     stored.folder.close();
   }
-  record.status = transitionRun(record.status, runStatusOf(result.termination));
+  // A suspended run's record already went to waiting before run.finished; only a change is a transition.
+  const status = runStatusOf(result.termination);
+  if (record.status !== status) record.status = transitionRun(record.status, status);
   record.stopReason = result.stopReason;
   record.termination = result.termination;
   record.pendingToolCalls = result.pendingToolCalls;
