@@ -1,5 +1,5 @@
-import type { Message } from "../models/message.js";
-import { messageText } from "../models/message.js";
+import type { Message } from "../contracts/message.js";
+import { messageText } from "../contracts/message.js";
 import type { SessionArtifact } from "../sessions/session-manager.js";
 
 /**

@@ -1,6 +1,6 @@
-import { isBackgroundTool, type JobHandle, type Tool } from "../tools/tool.js";
-import type { BackgroundJobSlot } from "../tools/tool-executor.js";
-import type { ToolCallState } from "./hook.js";
+import type { ToolCallState } from "../contracts/hook.js";
+import { isBackgroundTool, type JobHandle, type Tool } from "../contracts/tool.js";
+import type { BackgroundJobSlot } from "../contracts/tool-executor.js";
 import type { RunDriver } from "./run-driver.js";
 import type { ToolCallRecord } from "./run-state.js";
 

@@ -1,8 +1,8 @@
+import type { Message } from "../contracts/message.js";
+import type { RunRecord } from "../contracts/run-types.js";
 import { ConfigError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError } from "../errors/keel-error.js";
-import type { Message } from "../models/message.js";
-import type { RunRecord } from "../runtime/run-types.js";
 import { SESSION_SCHEMA_VERSION, type SessionManager } from "../sessions/session-manager.js";
 import { parseCheckpointId, RUN_STATE_SCHEMA_VERSION, type RunState } from "./run-state.js";
 

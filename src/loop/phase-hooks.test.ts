@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Hook, HookContext, Phase, ToolCallState, ToolGateDecision } from "./hook.js";
-import { PHASES } from "./hook.js";
+import type { Hook, HookContext, Phase, ToolCallState, ToolGateDecision } from "../contracts/hook.js";
+import { PHASES } from "../contracts/hook.js";
 import { PhaseHooks } from "./phase-hooks.js";
 
 function context(phase: Phase): HookContext {

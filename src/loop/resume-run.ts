@@ -1,8 +1,8 @@
-import type { Message, ToolCall } from "../models/message.js";
+import type { Message, ToolCall } from "../contracts/message.js";
+import type { RunContext } from "../contracts/run-context.js";
 import type { Pattern, StepAction } from "../patterns/pattern.js";
 import type { ToolDecision } from "./decisions.js";
 import type { LoadedRunState } from "./load-run-state.js";
-import type { RunContext } from "./run-context.js";
 import type { RunDriver } from "./run-driver.js";
 import type { ToolCallRecord } from "./run-state.js";
 import { executeToolStage } from "./tool-stage.js";

@@ -1,5 +1,14 @@
 // Long because a run's lifecycle is one procedure: its start, the body middleware wraps, resume, its end.
 import type { ContextAssemblyInput } from "../context/context-assembler.js";
+import type { RunContext } from "../contracts/run-context.js";
+import {
+  createRunUsage,
+  type RunRequest,
+  type RunResult,
+  type RunUsage,
+  type SuspendedToolCall,
+  type TerminationReason,
+} from "../contracts/run-types.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
@@ -9,15 +18,6 @@ import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { permissionsComputedPayload } from "../permissions/run-policy.js";
 import { SkillPolicyWatch } from "../permissions/skill-policy-watch.js";
 import type { RunFolder } from "../run-folders/run-folder.js";
-import type { ResolvedAgent } from "../runtime/resolved-agent.js";
-import {
-  createRunUsage,
-  type RunRequest,
-  type RunResult,
-  type RunUsage,
-  type SuspendedToolCall,
-  type TerminationReason,
-} from "../runtime/run-types.js";
 import { toJsonSchema } from "../schema/to-json-schema.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SessionSkillSummary } from "../skills/skills-manager.js";
@@ -29,8 +29,8 @@ import { createRunContext } from "./create-run-context.js";
 import type { ToolDecision } from "./decisions.js";
 import { executeWithValidation } from "./execute-with-validation.js";
 import { type LoadedRunState, loadRunState } from "./load-run-state.js";
+import type { ResolvedAgent } from "./resolved-agent.js";
 import { finishInterruptedStep, type ResumePlan, restoreRun } from "./resume-run.js";
-import type { RunContext } from "./run-context.js";
 import { RunDriver } from "./run-driver.js";
 import { TerminateRun } from "./run-signals.js";
 import { stopReasonOf } from "./termination.js";

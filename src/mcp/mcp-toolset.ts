@@ -1,11 +1,8 @@
 import path from "node:path";
 import { z } from "zod";
-import { ConfigError, PluginLoadError, ToolError, ToolTimeoutError } from "../errors/error-classes.js";
-import { KeelError } from "../errors/keel-error.js";
-import type { EventBus } from "../events/runtime-event.js";
-import { RuntimeEvent } from "../events/runtime-event.js";
-import type { RunContext } from "../loop/run-context.js";
-import type { PluginDefinition, PluginFactoryContext } from "../plugins/plugin-registry.js";
+import type { RunContext } from "../contracts/run-context.js";
+import type { EventBus } from "../contracts/runtime-event.js";
+import { RuntimeEvent } from "../contracts/runtime-event.js";
 import type {
   JsonSchema,
   Tool,
@@ -13,8 +10,11 @@ import type {
   ToolExecutionSpec,
   ToolResult,
   ValidationOutcome,
-} from "../tools/tool.js";
-import { DEFAULT_EXECUTION_SPEC } from "../tools/tool.js";
+} from "../contracts/tool.js";
+import { DEFAULT_EXECUTION_SPEC } from "../contracts/tool.js";
+import { ConfigError, PluginLoadError, ToolError, ToolTimeoutError } from "../errors/error-classes.js";
+import { KeelError } from "../errors/keel-error.js";
+import type { PluginDefinition, PluginFactoryContext } from "../plugins/plugin-registry.js";
 import type { Toolset } from "../tools/toolset.js";
 import { mapMcpResult } from "./mcp-result.js";
 import {

@@ -1,11 +1,11 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
-import type { RuntimeEvent } from "../events/runtime-event.js";
+import type { RuntimeEvent } from "../contracts/runtime-event.js";
+import { isToolResult } from "../contracts/tool.js";
 import { getLogger } from "../logging/logger.js";
 import { redactSecrets } from "../logging/redact-secrets.js";
 import { runFolderName } from "../sandbox/sandbox-provider.js";
 import { formatToolResult } from "../tools/format-tool-result.js";
-import { isToolResult } from "../tools/tool.js";
 
 /** One line of `logs/tools.jsonl`: a finished call, without its arguments or its data (SB-6). */
 export interface ToolLogLine {

@@ -1,32 +1,32 @@
 import { isDeepStrictEqual } from "node:util";
-import { DecisionError, PermanentToolError, RunBusyError } from "../errors/error-classes.js";
-import { ERROR_CODES } from "../errors/error-codes.js";
-import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import type { RunEventLog } from "../events/run-event-log.js";
-import type { EventBus } from "../events/runtime-event.js";
-import { getLogger } from "../logging/logger.js";
-import type { CancelScope } from "../loop/cancel-scope.js";
-import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
-import type { LoadedRunState } from "../loop/load-run-state.js";
-import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
-import { transitionRun } from "../loop/run-status.js";
-import { runStatusOf } from "../loop/termination.js";
-import type { Message } from "../models/message.js";
-import { policyForRun } from "../permissions/run-policy.js";
-import { RunFolder } from "../run-folders/run-folder.js";
-import type { SessionManager, SessionScopeOptions } from "../sessions/session-manager.js";
-import { storeAsJson } from "../sessions/store-as-json.js";
-import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
-import { loadForResume, type PreparedResume } from "./prepare-resume.js";
-import type { ResolvedAgent } from "./resolved-agent.js";
+import type { Message } from "../contracts/message.js";
 import {
   createRunUsage,
   type RunArtifact,
   type RunRecord,
   type RunRequest,
   type RunResult,
-} from "./run-types.js";
-import type { RuntimePlugin } from "./runtime-plugin.js";
+} from "../contracts/run-types.js";
+import type { EventBus } from "../contracts/runtime-event.js";
+import { DecisionError, PermanentToolError, RunBusyError } from "../errors/error-classes.js";
+import { ERROR_CODES } from "../errors/error-codes.js";
+import { KeelError, toErrorDetails } from "../errors/keel-error.js";
+import type { RunEventLog } from "../events/run-event-log.js";
+import { getLogger } from "../logging/logger.js";
+import type { CancelScope } from "../loop/cancel-scope.js";
+import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
+import type { LoadedRunState } from "../loop/load-run-state.js";
+import type { ResolvedAgent } from "../loop/resolved-agent.js";
+import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
+import { transitionRun } from "../loop/run-status.js";
+import type { RuntimePlugin } from "../loop/runtime-plugin.js";
+import { runStatusOf } from "../loop/termination.js";
+import { policyForRun } from "../permissions/run-policy.js";
+import { RunFolder } from "../run-folders/run-folder.js";
+import type { SessionManager, SessionScopeOptions } from "../sessions/session-manager.js";
+import { storeAsJson } from "../sessions/store-as-json.js";
+import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
+import { loadForResume, type PreparedResume } from "./prepare-resume.js";
 
 export interface ExecuteRequestInput {
   agent: ResolvedAgent;

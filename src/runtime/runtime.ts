@@ -1,33 +1,39 @@
 // The facade lists the whole public surface of RT-5; its work is delegated to execute-request and load-agent.
 import { randomUUID } from "node:crypto";
 import path from "node:path";
+import { registerBuiltins } from "../builtins/register-builtins.js";
 import type { AppConfig } from "../config/app-config-schema.js";
 import { loadConfig, parseConfig } from "../config/load-config.js";
 import { nearMatch } from "../config/near-match.js";
+import type {
+  RunRecord,
+  RunRequest,
+  RunResult,
+  RunStatus,
+  TerminationReason,
+} from "../contracts/run-types.js";
+import type { EventBus } from "../contracts/runtime-event.js";
+import type { Tool } from "../contracts/tool.js";
 import { ConfigError, DecisionError, RunBusyError, RunNotCompletedError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { RunEventLog } from "../events/run-event-log.js";
-import type { EventBus } from "../events/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import { CancelScope } from "../loop/cancel-scope.js";
 import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
 import { type LoadedRunState, loadRunState } from "../loop/load-run-state.js";
+import type { ResolvedAgent } from "../loop/resolved-agent.js";
 import { parseCheckpointId, type RunState } from "../loop/run-state.js";
+import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { policyForRun } from "../permissions/run-policy.js";
 import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
-import { registerBuiltins } from "../plugins/register-builtins.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { type AgentAsToolOptions, agentAsTool } from "../tools/agent-as-tool.js";
-import type { Tool } from "../tools/tool.js";
 import { executeRequest } from "./execute-request.js";
 import { loadAgent } from "./load-agent.js";
 import { type PreparedResume, prepareResume } from "./prepare-resume.js";
 import { type ReadOptions, RunChunkIterator, replayEvents } from "./read-run-events.js";
-import type { ResolvedAgent } from "./resolved-agent.js";
-import type { RunRecord, RunRequest, RunResult, RunStatus, TerminationReason } from "./run-types.js";
-import type { RuntimePlugin } from "./runtime-plugin.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
 
 interface Components {

@@ -1,7 +1,7 @@
+import type { BackgroundTool, JobHandle } from "../contracts/tool.js";
+import type { ToolExecutionRequest } from "../contracts/tool-executor.js";
 import { ToolCancelledError, ToolError } from "../errors/error-classes.js";
 import { getLogger } from "../logging/logger.js";
-import type { BackgroundTool, JobHandle } from "./tool.js";
-import type { ToolExecutionRequest } from "./tool-executor.js";
 
 /** How often a background job is polled: the first wait, doubled after each poll up to the cap. */
 export interface BackgroundPollOptions {

@@ -1,4 +1,4 @@
-import type { RunContext } from "../loop/run-context.js";
+import type { RunContext } from "../contracts/run-context.js";
 import {
   type BatchItem,
   type BatchResult,
@@ -7,7 +7,7 @@ import {
   type Tool,
   type ToolContext,
   type ToolExecutionSpec,
-} from "./tool.js";
+} from "../contracts/tool.js";
 
 /**
  * A class to extend for full tools (TL-1). Every member but `invoke` has the default the spec names:

@@ -1,8 +1,3 @@
-import { ToolError } from "../errors/error-classes.js";
-import { BaseTool } from "./base-tool.js";
-import { executeToolCall } from "./execute-tool-call.js";
-import { asToolError } from "./executors/safe-tool-executor.js";
-import { isSuspendToolCall } from "./suspend-tool-call.js";
 import {
   type BatchItem,
   type BatchResult,
@@ -10,14 +5,19 @@ import {
   isBatchTool,
   isToolResult,
   type Tool,
-} from "./tool.js";
+} from "../contracts/tool.js";
 import {
   type BatchToolExecutor,
   isBatchToolExecutor,
   type ToolExecutionRequest,
   type ToolExecutionResult,
   type ToolExecutor,
-} from "./tool-executor.js";
+} from "../contracts/tool-executor.js";
+import { ToolError } from "../errors/error-classes.js";
+import { BaseTool } from "./base-tool.js";
+import { executeToolCall } from "./execute-tool-call.js";
+import { asToolError } from "./executors/safe-tool-executor.js";
+import { isSuspendToolCall } from "./suspend-tool-call.js";
 
 /**
  * Whether a tool batches natively: it has `invokeBatch` of its own. `BaseTool`'s default only loops `invoke`,

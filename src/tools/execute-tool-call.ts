@@ -1,12 +1,12 @@
-import { ToolError } from "../errors/error-classes.js";
-import { isStreamingTool } from "./tool.js";
+import { isStreamingTool } from "../contracts/tool.js";
 import {
   isStreamingToolExecutor,
   type ToolExecutionRequest,
   type ToolExecutionResult,
   type ToolExecutionStreamPart,
   type ToolExecutor,
-} from "./tool-executor.js";
+} from "../contracts/tool-executor.js";
+import { ToolError } from "../errors/error-classes.js";
 
 /**
  * Run one call through `executor`. A streaming tool goes through the executor's `executeStream` when it has one:

@@ -1,4 +1,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { DEFAULT_EXECUTION_SPEC, type Tool, type ToolContext } from "../../contracts/tool.js";
+import type {
+  ToolExecutionRequest,
+  ToolExecutionResult,
+  ToolExecutor,
+} from "../../contracts/tool-executor.js";
 import {
   LLMRateLimitError,
   ToolError,
@@ -8,8 +14,6 @@ import {
   ToolValidationError,
 } from "../../errors/error-classes.js";
 import { CancelScope } from "../../loop/cancel-scope.js";
-import { DEFAULT_EXECUTION_SPEC, type Tool, type ToolContext } from "../tool.js";
-import type { ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
 import {
   RetryToolExecutor,
   type RetryToolExecutorOptions,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Tool } from "../../contracts/tool.js";
 import type { PluginDefinition, PluginFactoryContext } from "../../plugins/plugin-registry.js";
 import { registerBuiltin } from "../../plugins/plugin-registry.js";
 import { DEFAULT_SANDBOX_LIMITS } from "../../sandbox/sandbox.js";
@@ -8,7 +9,6 @@ import {
   type SandboxSettings,
   sandboxSettingsFromConfig,
 } from "../../sandbox/sandbox-provider.js";
-import type { Tool } from "../../tools/tool.js";
 import type { Toolset } from "../../tools/toolset.js";
 import { createDeleteFileTool } from "./delete-file-tool.js";
 import { createGrepFilesTool, type GrepLimits } from "./grep-files-tool.js";

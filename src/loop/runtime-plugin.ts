@@ -1,4 +1,4 @@
-import { executeRunLoop, type RunLoopInput, type RunLoopOutcome } from "../loop/run-loop.js";
+import { executeRunLoop, type RunLoopInput, type RunLoopOutcome } from "./run-loop.js";
 
 /** The runtime seam: what executes a prepared run. The facade (`Runtime`) does everything around it. */
 export interface RuntimePlugin {

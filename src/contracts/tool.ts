@@ -1,5 +1,5 @@
-import type { RunContext } from "../loop/run-context.js";
 import type { RunFolder } from "../run-folders/run-folder.js";
+import type { RunContext } from "./run-context.js";
 
 export type JsonSchema = Record<string, unknown>;
 

@@ -1,10 +1,10 @@
-import type { EventBus } from "../events/runtime-event.js";
-import type { LanguageModel, ModelCallOptions } from "../models/language-model.js";
-import type { Message } from "../models/message.js";
-import type { RunArtifact, RunRequest, RunUsage } from "../runtime/run-types.js";
 import type { SessionArtifact } from "../sessions/session-manager.js";
-import type { Tool } from "../tools/tool.js";
-import type { ToolExecutor } from "../tools/tool-executor.js";
+import type { LanguageModel, ModelCallOptions } from "./language-model.js";
+import type { Message } from "./message.js";
+import type { RunArtifact, RunRequest, RunUsage } from "./run-types.js";
+import type { EventBus } from "./runtime-event.js";
+import type { Tool } from "./tool.js";
+import type { ToolExecutor } from "./tool-executor.js";
 
 export interface ToolResultRecord {
   toolCallId: string;
