@@ -63,7 +63,6 @@ export type {
   MiddlewareSession,
   Next,
 } from "./contracts/middleware.js";
-export type { RunContext, ToolResultRecord } from "./contracts/run-context.js";
 export type {
   CostBreakdown,
   OutputType,
@@ -81,6 +80,19 @@ export type {
   ToolCallStatus,
 } from "./contracts/run-types.js";
 export { type EventBus, type EventHandler, RuntimeEvent } from "./contracts/runtime-event.js";
+export type {
+  BackgroundJobSlot,
+  BatchToolExecutor,
+  PolicyDecision,
+  PolicyToolExecutor,
+  RunContext,
+  StreamingToolExecutor,
+  ToolExecutionRequest,
+  ToolExecutionResult,
+  ToolExecutionStreamPart,
+  ToolExecutor,
+  ToolResultRecord,
+} from "./contracts/tool.js";
 export {
   type BackgroundTool,
   type BatchItem,
@@ -101,17 +113,6 @@ export {
   type ToolResult,
   type ToolStreamPart,
 } from "./contracts/tool.js";
-export type {
-  BackgroundJobSlot,
-  BatchToolExecutor,
-  PolicyDecision,
-  PolicyToolExecutor,
-  StreamingToolExecutor,
-  ToolExecutionRequest,
-  ToolExecutionResult,
-  ToolExecutionStreamPart,
-  ToolExecutor,
-} from "./contracts/tool-executor.js";
 export * from "./errors/error-classes.js";
 export { ERROR_CODES, type ErrorCode } from "./errors/error-codes.js";
 export {

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import type { PluginDefinition } from "../plugins/plugin-registry.js";
-import { registerBuiltin } from "../plugins/plugin-registry.js";
+import { type PluginDefinition, registerBuiltin } from "../plugins/plugin-registry.js";
 import { InMemorySessionManager } from "../sessions/in-memory-session-manager.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 

@@ -1,4 +1,4 @@
-import type { ToolExecutor } from "../contracts/tool-executor.js";
+import type { ToolExecutor } from "../contracts/tool.js";
 import { registerBuiltin } from "../plugins/plugin-registry.js";
 import { createSandboxProvider, sandboxSettingsFromConfig } from "../sandbox/sandbox-provider.js";
 import {

@@ -4,7 +4,7 @@ import { registerJsonlStore } from "../stores/jsonl/register-jsonl-store.js";
 import { registerPostgresStore } from "../stores/postgres/register-postgres-store.js";
 import { registerSqliteStore } from "../stores/sqlite/register-sqlite-store.js";
 import { agentToolPlugin } from "../tools/agent-as-tool.js";
-import { registerFilesystemBuiltins } from "../toolsets/filesystem/filesystem-toolset.js";
+import { filesystemToolPlugins, filesystemToolsetPlugin } from "../toolsets/filesystem/filesystem-toolset.js";
 import { memoryToolsetPlugin, memoryToolsToolsetPlugin } from "../toolsets/memory/memory-toolset.js";
 import { httpRequestToolPlugin } from "../toolsets/network/http-request-tool.js";
 import { executeCommandToolPlugin } from "../toolsets/shell/execute-command-tool.js";
@@ -39,7 +39,8 @@ export function registerBuiltins(): void {
   registerToolExecutorBuiltins();
   registerRuntimeBuiltins();
   registerBuiltin(agentToolPlugin);
-  registerFilesystemBuiltins();
+  registerBuiltin(filesystemToolsetPlugin);
+  for (const plugin of filesystemToolPlugins) registerBuiltin(plugin);
   // Its module imports @modelcontextprotocol/sdk only when an mcp tool is built.
   registerBuiltin(mcpToolPlugin);
   registerBuiltin(httpRequestToolPlugin);

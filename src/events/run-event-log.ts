@@ -1,5 +1,4 @@
-import type { EventBus } from "../contracts/runtime-event.js";
-import { RuntimeEvent } from "../contracts/runtime-event.js";
+import { type EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import { hasSecrets, redactSecretsIn } from "../logging/redact-secrets.js";
 

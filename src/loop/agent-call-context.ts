@@ -1,7 +1,7 @@
 import type { Message } from "../contracts/message.js";
 import type { AgentMiddlewareContext, MiddlewareSession } from "../contracts/middleware.js";
-import type { RunContext } from "../contracts/run-context.js";
 import type { RunRequest, RunResult, RunUsage } from "../contracts/run-types.js";
+import type { RunContext } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import { MiddlewareTermination } from "../middleware/middleware-termination.js";

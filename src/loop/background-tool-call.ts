@@ -1,6 +1,5 @@
 import type { ToolCallState } from "../contracts/hook.js";
-import { isBackgroundTool, type JobHandle, type Tool } from "../contracts/tool.js";
-import type { BackgroundJobSlot } from "../contracts/tool-executor.js";
+import { type BackgroundJobSlot, isBackgroundTool, type JobHandle, type Tool } from "../contracts/tool.js";
 import type { RunDriver } from "./run-driver.js";
 import type { ToolCallRecord } from "./run-state.js";
 

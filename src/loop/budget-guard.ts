@@ -1,5 +1,5 @@
 import type { LanguageModel, ModelRequest } from "../contracts/language-model.js";
-import type { RunContext } from "../contracts/run-context.js";
+import type { RunContext } from "../contracts/tool.js";
 import { BudgetExhausted } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";

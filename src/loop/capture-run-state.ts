@@ -1,6 +1,6 @@
 import type { ToolCallState } from "../contracts/hook.js";
-import type { RunContext } from "../contracts/run-context.js";
 import type { RunArtifact, RunUsage } from "../contracts/run-types.js";
+import type { RunContext } from "../contracts/tool.js";
 import { hasLazyContainers } from "./create-run-context.js";
 import type { StickyAction, ToolDecision } from "./decisions.js";
 import {

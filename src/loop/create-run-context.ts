@@ -1,10 +1,8 @@
 import type { LanguageModel, ModelCallOptions } from "../contracts/language-model.js";
 import type { Message } from "../contracts/message.js";
-import type { RunContext, ToolResultRecord } from "../contracts/run-context.js";
 import type { RunArtifact, RunRequest, RunUsage } from "../contracts/run-types.js";
 import type { EventBus } from "../contracts/runtime-event.js";
-import type { Tool } from "../contracts/tool.js";
-import type { ToolExecutor } from "../contracts/tool-executor.js";
+import type { RunContext, Tool, ToolExecutor, ToolResultRecord } from "../contracts/tool.js";
 import type { SessionArtifact } from "../sessions/session-manager.js";
 
 /**

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { FunctionMiddlewareContext } from "../contracts/middleware.js";
-import type { BatchToolExecutor, ToolExecutionResult } from "../contracts/tool-executor.js";
+import type { BatchToolExecutor, ToolExecutionResult } from "../contracts/tool.js";
 import { ToolError, ToolValidationError } from "../errors/error-classes.js";
 import type { MiddlewareChain } from "../middleware/middleware-chain.js";
 import { MiddlewareTermination } from "../middleware/middleware-termination.js";

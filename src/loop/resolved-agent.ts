@@ -1,7 +1,6 @@
 import type { ContextAssembler } from "../context/context-assembler.js";
 import type { LanguageModel, ModelCallOptions, ModelToolSpec } from "../contracts/language-model.js";
-import type { Tool } from "../contracts/tool.js";
-import type { ToolExecutor } from "../contracts/tool-executor.js";
+import type { Tool, ToolExecutor } from "../contracts/tool.js";
 import type { Memory } from "../memory/memory.js";
 import type { MiddlewareStack } from "../middleware/middleware-chain.js";
 import type { ModelPricing } from "../models/pricing.js";

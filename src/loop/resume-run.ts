@@ -1,5 +1,5 @@
 import type { Message, ToolCall } from "../contracts/message.js";
-import type { RunContext } from "../contracts/run-context.js";
+import type { RunContext } from "../contracts/tool.js";
 import type { Pattern, StepAction } from "../patterns/pattern.js";
 import type { ToolDecision } from "./decisions.js";
 import type { LoadedRunState } from "./load-run-state.js";

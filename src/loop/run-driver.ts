@@ -3,9 +3,8 @@
 import type { HookContext, ModelResponse, Phase, ToolCallState } from "../contracts/hook.js";
 import type { ModelOutputSchema, ModelRequest } from "../contracts/language-model.js";
 import type { Message, ToolCall } from "../contracts/message.js";
-import type { RunContext } from "../contracts/run-context.js";
 import type { RunArtifact, RunRequest } from "../contracts/run-types.js";
-import type { Tool } from "../contracts/tool.js";
+import type { RunContext, Tool } from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";

@@ -1,6 +1,5 @@
 // Long because a run's lifecycle is one procedure: its start, the body middleware wraps, resume, its end.
 import type { ContextAssemblyInput } from "../context/context-assembler.js";
-import type { RunContext } from "../contracts/run-context.js";
 import {
   createRunUsage,
   type RunRequest,
@@ -9,6 +8,7 @@ import {
   type SuspendedToolCall,
   type TerminationReason,
 } from "../contracts/run-types.js";
+import type { RunContext } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";

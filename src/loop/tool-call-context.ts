@@ -1,10 +1,17 @@
 import type { LanguageModel, ModelCallOptions } from "../contracts/language-model.js";
 import type { Message } from "../contracts/message.js";
-import type { RunContext, ToolResultRecord } from "../contracts/run-context.js";
 import type { RunArtifact, RunRequest, RunUsage } from "../contracts/run-types.js";
 import type { EventBus } from "../contracts/runtime-event.js";
-import type { Tool, ToolContext, ToolExecutionSpec } from "../contracts/tool.js";
-import type { BackgroundJobSlot, ToolExecutionRequest, ToolExecutor } from "../contracts/tool-executor.js";
+import type {
+  BackgroundJobSlot,
+  RunContext,
+  Tool,
+  ToolContext,
+  ToolExecutionRequest,
+  ToolExecutionSpec,
+  ToolExecutor,
+  ToolResultRecord,
+} from "../contracts/tool.js";
 import type { RunFolder } from "../run-folders/run-folder.js";
 import type { SessionArtifact } from "../sessions/session-manager.js";
 import type { CancelScope } from "./cancel-scope.js";

@@ -3,13 +3,16 @@ import { nearMatch } from "../config/near-match.js";
 import type { ToolCallState, ToolGateDecision } from "../contracts/hook.js";
 import type { ToolCall } from "../contracts/message.js";
 import type { ResumeMode } from "../contracts/run-types.js";
-import { isBackgroundTool, isToolResult, type Tool, type ToolResult } from "../contracts/tool.js";
 import {
   type BatchToolExecutor,
+  isBackgroundTool,
   isBatchToolExecutor,
   isPolicyToolExecutor,
+  isToolResult,
+  type Tool,
   type ToolExecutionResult,
-} from "../contracts/tool-executor.js";
+  type ToolResult,
+} from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { getLogger } from "../logging/logger.js";
 import type { ToolVerdict } from "../permissions/effective-policy.js";

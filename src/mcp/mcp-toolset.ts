@@ -1,17 +1,16 @@
 import path from "node:path";
 import { z } from "zod";
-import type { RunContext } from "../contracts/run-context.js";
-import type { EventBus } from "../contracts/runtime-event.js";
-import { RuntimeEvent } from "../contracts/runtime-event.js";
-import type {
-  JsonSchema,
-  Tool,
-  ToolContext,
-  ToolExecutionSpec,
-  ToolResult,
-  ValidationOutcome,
+import { type EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
+import {
+  DEFAULT_EXECUTION_SPEC,
+  type JsonSchema,
+  type RunContext,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionSpec,
+  type ToolResult,
+  type ValidationOutcome,
 } from "../contracts/tool.js";
-import { DEFAULT_EXECUTION_SPEC } from "../contracts/tool.js";
 import { ConfigError, PluginLoadError, ToolError, ToolTimeoutError } from "../errors/error-classes.js";
 import { KeelError } from "../errors/keel-error.js";
 import type { PluginDefinition, PluginFactoryContext } from "../plugins/plugin-registry.js";

@@ -1,6 +1,10 @@
-import type { RunContext } from "../contracts/run-context.js";
-import type { JsonSchema, Tool, ToolExecutionSpec } from "../contracts/tool.js";
-import { DEFAULT_EXECUTION_SPEC } from "../contracts/tool.js";
+import {
+  DEFAULT_EXECUTION_SPEC,
+  type JsonSchema,
+  type RunContext,
+  type Tool,
+  type ToolExecutionSpec,
+} from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
 import { KeelError } from "../errors/keel-error.js";
 

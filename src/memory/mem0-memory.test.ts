@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { RunContext } from "../contracts/run-context.js";
+import type { RunContext } from "../contracts/tool.js";
 import { PluginConfigError, PluginLoadError } from "../errors/error-classes.js";
 import { type Mem0Client, Mem0Memory, mem0MemoryConfigSchema } from "./mem0-memory.js";
 

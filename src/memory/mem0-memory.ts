@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { RunContext } from "../contracts/run-context.js";
+import type { RunContext } from "../contracts/tool.js";
 import { PluginConfigError, PluginLoadError } from "../errors/error-classes.js";
 import type { Memory } from "./memory.js";
 

@@ -1,4 +1,4 @@
-import type { RunContext } from "../contracts/run-context.js";
+import type { RunContext } from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
 
 /** One remembered thing. */

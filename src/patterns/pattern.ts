@@ -1,8 +1,8 @@
 import type { ModelResponse } from "../contracts/hook.js";
 import type { ModelRequest } from "../contracts/language-model.js";
 import type { Message, ToolCall } from "../contracts/message.js";
-import type { RunContext } from "../contracts/run-context.js";
 import type { RunArtifact } from "../contracts/run-types.js";
+import type { RunContext } from "../contracts/tool.js";
 
 export type StepAction = { type: "final"; output: unknown } | { type: "continue" };
 

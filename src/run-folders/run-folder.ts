@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
+import type { RunFolderHandle } from "../contracts/run-folder-handle.js";
 import type { RuntimeEvent } from "../contracts/runtime-event.js";
 import { isToolResult } from "../contracts/tool.js";
 import { getLogger } from "../logging/logger.js";
@@ -44,7 +45,7 @@ const DATA_KEYS = new Set([
  * open until {@link close}), so they are whole up to the last finished call whatever happens to the process.
  * A failed write is logged, never thrown: the run's outcome does not depend on its log files.
  */
-export class RunFolder {
+export class RunFolder implements RunFolderHandle {
   readonly dir: string;
   readonly workspaceDir: string;
   readonly deliverablesDir: string;

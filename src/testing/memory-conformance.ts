@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "../contracts/message.js";
-import type { RunContext, ToolResultRecord } from "../contracts/run-context.js";
+import type { RunContext, ToolResultRecord } from "../contracts/tool.js";
 import type { Memory } from "../memory/memory.js";
 
 /** Options of {@link describeMemoryConformance}. */

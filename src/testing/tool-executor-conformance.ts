@@ -1,17 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   DEFAULT_EXECUTION_SPEC,
+  isBatchToolExecutor,
   type StreamingTool,
   type Tool,
   type ToolContext,
-  type ToolExecutionSpec,
-} from "../contracts/tool.js";
-import {
-  isBatchToolExecutor,
   type ToolExecutionRequest,
   type ToolExecutionResult,
+  type ToolExecutionSpec,
   type ToolExecutor,
-} from "../contracts/tool-executor.js";
+} from "../contracts/tool.js";
 import { PermanentToolError, ToolCancelledError, ToolTimeoutError } from "../errors/error-classes.js";
 import { KeelError } from "../errors/keel-error.js";
 

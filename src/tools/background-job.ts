@@ -1,5 +1,4 @@
-import type { BackgroundTool, JobHandle } from "../contracts/tool.js";
-import type { ToolExecutionRequest } from "../contracts/tool-executor.js";
+import type { BackgroundTool, JobHandle, ToolExecutionRequest } from "../contracts/tool.js";
 import { ToolCancelledError, ToolError } from "../errors/error-classes.js";
 import { getLogger } from "../logging/logger.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { RunContext } from "../contracts/run-context.js";
 import {
   DEFAULT_EXECUTION_SPEC,
   isBatchTool,
+  type RunContext,
   type ToolContext,
   type ToolExecutionSpec,
 } from "../contracts/tool.js";

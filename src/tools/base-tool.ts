@@ -1,9 +1,9 @@
-import type { RunContext } from "../contracts/run-context.js";
 import {
   type BatchItem,
   type BatchResult,
   DEFAULT_EXECUTION_SPEC,
   type JsonSchema,
+  type RunContext,
   type Tool,
   type ToolContext,
   type ToolExecutionSpec,

@@ -2,17 +2,15 @@ import {
   type BatchItem,
   type BatchResult,
   type BatchTool,
+  type BatchToolExecutor,
   isBatchTool,
+  isBatchToolExecutor,
   isToolResult,
   type Tool,
-} from "../contracts/tool.js";
-import {
-  type BatchToolExecutor,
-  isBatchToolExecutor,
   type ToolExecutionRequest,
   type ToolExecutionResult,
   type ToolExecutor,
-} from "../contracts/tool-executor.js";
+} from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
 import { BaseTool } from "./base-tool.js";
 import { executeToolCall } from "./execute-tool-call.js";

@@ -3,9 +3,10 @@ import {
   DEFAULT_EXECUTION_SPEC,
   type Tool,
   type ToolContext,
+  type ToolExecutionRequest,
+  type ToolExecutionStreamPart,
   type ToolStreamPart,
 } from "../contracts/tool.js";
-import type { ToolExecutionRequest, ToolExecutionStreamPart } from "../contracts/tool-executor.js";
 import { ToolUnavailableError } from "../errors/error-classes.js";
 import { CancelScope } from "../loop/cancel-scope.js";
 import { executeToolCall } from "./execute-tool-call.js";

@@ -1,11 +1,11 @@
-import { isStreamingTool } from "../contracts/tool.js";
 import {
+  isStreamingTool,
   isStreamingToolExecutor,
   type ToolExecutionRequest,
   type ToolExecutionResult,
   type ToolExecutionStreamPart,
   type ToolExecutor,
-} from "../contracts/tool-executor.js";
+} from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
 
 /**

@@ -6,7 +6,7 @@ import type {
   ToolExecutionResult,
   ToolExecutionStreamPart,
   ToolExecutor,
-} from "../../contracts/tool-executor.js";
+} from "../../contracts/tool.js";
 import { executeStreamOf, executeToolCall } from "../execute-tool-call.js";
 
 export const concurrentBatchToolExecutorConfigSchema = z.object({

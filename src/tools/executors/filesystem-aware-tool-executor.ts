@@ -5,7 +5,7 @@ import type {
   ToolExecutionResult,
   ToolExecutionStreamPart,
   ToolExecutor,
-} from "../../contracts/tool-executor.js";
+} from "../../contracts/tool.js";
 import { ToolError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import type { SandboxAccess } from "../../sandbox/sandbox.js";

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DEFAULT_EXECUTION_SPEC, type Tool, type ToolContext } from "../../contracts/tool.js";
-import type {
-  ToolExecutionRequest,
-  ToolExecutionResult,
-  ToolExecutor,
-} from "../../contracts/tool-executor.js";
+import {
+  DEFAULT_EXECUTION_SPEC,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionRequest,
+  type ToolExecutionResult,
+  type ToolExecutor,
+} from "../../contracts/tool.js";
 import {
   LLMRateLimitError,
   ToolError,

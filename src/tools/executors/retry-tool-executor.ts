@@ -5,7 +5,7 @@ import type {
   ToolExecutionResult,
   ToolExecutionStreamPart,
   ToolExecutor,
-} from "../../contracts/tool-executor.js";
+} from "../../contracts/tool.js";
 import { isRetryable } from "../../errors/keel-error.js";
 import { executeStreamOf, missingResult } from "../execute-tool-call.js";
 

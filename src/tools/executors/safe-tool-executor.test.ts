@@ -3,10 +3,11 @@ import {
   DEFAULT_EXECUTION_SPEC,
   type Tool,
   type ToolContext,
+  type ToolExecutionRequest,
+  type ToolExecutionResult,
   type ToolExecutionSpec,
   type ToolStreamPart,
 } from "../../contracts/tool.js";
-import type { ToolExecutionRequest, ToolExecutionResult } from "../../contracts/tool-executor.js";
 import {
   ToolCancelledError,
   ToolError,

@@ -3,14 +3,12 @@ import {
   isBackgroundTool,
   isStreamingTool,
   isToolResult,
+  type StreamingToolExecutor,
+  type ToolExecutionRequest,
+  type ToolExecutionResult,
+  type ToolExecutionStreamPart,
   type ToolStreamPart,
 } from "../../contracts/tool.js";
-import type {
-  StreamingToolExecutor,
-  ToolExecutionRequest,
-  ToolExecutionResult,
-  ToolExecutionStreamPart,
-} from "../../contracts/tool-executor.js";
 import { ToolCancelledError, ToolError, ToolTimeoutError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { deadlines } from "../../util/deadline-queue.js";

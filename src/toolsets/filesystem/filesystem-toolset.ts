@@ -1,7 +1,6 @@
 import { z } from "zod";
 import type { Tool } from "../../contracts/tool.js";
 import type { PluginDefinition, PluginFactoryContext } from "../../plugins/plugin-registry.js";
-import { registerBuiltin } from "../../plugins/plugin-registry.js";
 import { DEFAULT_SANDBOX_LIMITS } from "../../sandbox/sandbox.js";
 import {
   createSandboxProvider,
@@ -116,8 +115,3 @@ export const filesystemToolPlugins: PluginDefinition<Tool>[] = FILESYSTEM_TOOL_N
       tools: [name],
     }).tools()[0]!,
 }));
-
-export function registerFilesystemBuiltins(): void {
-  registerBuiltin(filesystemToolsetPlugin);
-  for (const plugin of filesystemToolPlugins) registerBuiltin(plugin);
-}
