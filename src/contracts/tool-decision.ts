@@ -10,3 +10,6 @@ export interface ToolDecision {
   /** An idempotency key: a decision whose id was already applied is a no-op. */
   decisionId?: string;
 }
+
+/** What a sticky decision repeats for later calls of the same tool. */
+export type StickyAction = "approve" | "deny";

@@ -1,10 +1,10 @@
-import type { ToolDecision } from "../contracts/tool-decision.js";
+import type { StickyAction, ToolDecision } from "../contracts/tool-decision.js";
 import { DecisionError } from "../errors/error-classes.js";
 import type { ToolCallRecord } from "./run-state.js";
 
 export type { ToolDecision };
 
-export type StickyAction = "approve" | "deny";
+export type { StickyAction };
 
 /** Where session-wide sticky decisions live in the session's state. */
 export const SESSION_STICKY_KEY = "keel:stickyDecisions";
