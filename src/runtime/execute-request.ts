@@ -15,8 +15,9 @@ import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { CancelScope } from "../loop/cancel-scope.js";
 import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
-import type { LoadedRunState } from "../loop/load-run-state.js";
 import type { ResolvedAgent } from "../loop/resolved-agent.js";
+import type { LoadedRunState } from "../loop/resume/load-run-state.js";
+import { loadForResume, type PreparedResume } from "../loop/resume/prepare-resume.js";
 import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
 import { transitionRun } from "../loop/run-status.js";
 import type { RuntimePlugin } from "../loop/runtime-plugin.js";
@@ -26,7 +27,6 @@ import { RunFolder } from "../run-folders/run-folder.js";
 import type { SessionManager, SessionScopeOptions } from "../sessions/session-manager.js";
 import { storeAsJson } from "../sessions/store-as-json.js";
 import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
-import { loadForResume, type PreparedResume } from "./prepare-resume.js";
 
 export interface ExecuteRequestInput {
   agent: ResolvedAgent;

@@ -20,8 +20,9 @@ import { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import { CancelScope } from "../loop/cancel-scope.js";
 import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
-import { type LoadedRunState, loadRunState } from "../loop/load-run-state.js";
 import type { ResolvedAgent } from "../loop/resolved-agent.js";
+import { type LoadedRunState, loadRunState } from "../loop/resume/load-run-state.js";
+import { type PreparedResume, prepareResume } from "../loop/resume/prepare-resume.js";
 import { parseCheckpointId, type RunState } from "../loop/run-state.js";
 import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
@@ -32,7 +33,6 @@ import type { SkillsManager } from "../skills/skills-manager.js";
 import { type AgentAsToolOptions, agentAsTool } from "../tools/agent-as-tool.js";
 import { executeRequest } from "./execute-request.js";
 import { loadAgent } from "./load-agent.js";
-import { type PreparedResume, prepareResume } from "./prepare-resume.js";
 import { type ReadOptions, RunChunkIterator, replayEvents } from "./read-run-events.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
 

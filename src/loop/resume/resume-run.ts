@@ -1,11 +1,11 @@
-import type { Message, ToolCall } from "../contracts/message.js";
-import type { RunContext } from "../contracts/tool.js";
-import type { Pattern, StepAction } from "../patterns/pattern.js";
-import type { ToolDecision } from "./decisions.js";
+import type { Message, ToolCall } from "../../contracts/message.js";
+import type { RunContext } from "../../contracts/tool.js";
+import type { Pattern, StepAction } from "../../patterns/pattern.js";
+import type { ToolDecision } from "../decisions.js";
 import type { LoadedRunState } from "./load-run-state.js";
-import type { RunDriver } from "./run-driver.js";
-import type { ToolCallRecord } from "./run-state.js";
-import { executeToolStage } from "./tool-stage.js";
+import type { RunDriver } from "../run-driver.js";
+import type { ToolCallRecord } from "../run-state.js";
+import { executeToolStage } from "../tool-stage.js";
 
 /** The model's answer that issued a step's calls. */
 export interface AssistantAnswer {

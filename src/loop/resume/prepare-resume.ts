@@ -1,10 +1,10 @@
-import { ConfigError } from "../errors/error-classes.js";
-import { ERROR_CODES } from "../errors/error-codes.js";
-import type { StoredMarks } from "../loop/checkpoint-writer.js";
-import { type LoadedRunState, loadRunState } from "../loop/load-run-state.js";
-import type { ResolvedAgent } from "../loop/resolved-agent.js";
-import { parseCheckpointId } from "../loop/run-state.js";
-import type { SessionManager } from "../sessions/session-manager.js";
+import { ConfigError } from "../../errors/error-classes.js";
+import { ERROR_CODES } from "../../errors/error-codes.js";
+import type { StoredMarks } from "../checkpoint-writer.js";
+import { type LoadedRunState, loadRunState } from "./load-run-state.js";
+import type { ResolvedAgent } from "../resolved-agent.js";
+import { parseCheckpointId } from "../run-state.js";
+import type { SessionManager } from "../../sessions/session-manager.js";
 
 /**
  * A resume (DR-3) as the run's start sees it. The run's latest checkpoint continues the run itself (same run id,
