@@ -128,7 +128,7 @@ export { EVENT_SCHEMAS, type EventSchema } from "./events/event-schemas.js";
 export { FileLoggingEventBus } from "./events/file-logging-event-bus.js";
 export { getLogger, type Logger, setLogger } from "./logging/logger.js";
 export type { StickyAction, ToolDecision } from "./loop/decisions.js";
-export type { LoadedRunState } from "./loop/resume/load-run-state.js";
+export type { LoadedRunState } from "./loop/resume/index.js";
 export {
   type CheckpointPhase,
   checkpointIdOf,

@@ -2,9 +2,7 @@ import type { StickyAction, ToolDecision } from "../contracts/tool-decision.js";
 import { DecisionError } from "../errors/error-classes.js";
 import type { ToolCallRecord } from "./run-state.js";
 
-export type { ToolDecision };
-
-export type { StickyAction };
+export type { StickyAction, ToolDecision };
 
 /** Where session-wide sticky decisions live in the session's state. */
 export const SESSION_STICKY_KEY = "keel:stickyDecisions";

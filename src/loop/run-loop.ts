@@ -29,8 +29,13 @@ import { createRunContext } from "./create-run-context.js";
 import type { ToolDecision } from "./decisions.js";
 import { executeWithValidation } from "./execute-with-validation.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
-import { type LoadedRunState, loadRunState } from "./resume/load-run-state.js";
-import { finishInterruptedStep, type ResumePlan, restoreRun } from "./resume/resume-run.js";
+import {
+  finishInterruptedStep,
+  type LoadedRunState,
+  type ResumePlan,
+  reloadCheckpoint,
+  resumeInDriver,
+} from "./resume/index.js";
 import { RunDriver } from "./run-driver.js";
 import { TerminateRun } from "./run-signals.js";
 import { stopReasonOf } from "./termination.js";
@@ -225,10 +230,7 @@ async function runBody(
       await pattern.setup(ctx, driver);
       driver.pattern = pattern;
     } else {
-      await pattern.setup(ctx, driver);
-      const restored = restoreRun(input.resume, ctx, driver, pattern, input.decisions);
-      writer.rewind(restored.transcriptLength);
-      plan = restored.plan;
+      plan = await resumeInDriver({ driver, loaded: input.resume, pattern, decisions: input.decisions });
       describeOutput(request, ctx);
     }
     output = await runDurably(input, driver, pattern, plan);
@@ -398,14 +400,7 @@ async function runDurably(
         log.emit("run.resume_succeeded", { checkpointId, attempt: attempts });
         continue;
       }
-      const loaded = await loadRunState(input.sessionManager, checkpointId, {
-        fingerprint: agent.fingerprint,
-      });
-      pattern = agent.createPattern();
-      await pattern.setup(driver.ctx, driver);
-      const restored = restoreRun(loaded, driver.ctx, driver, pattern);
-      driver.checkpoints!.rewind(restored.transcriptLength);
-      plan = restored.plan;
+      ({ pattern, plan } = await reloadCheckpoint({ driver, store: input.sessionManager, checkpointId }));
       log.emit("run.resume_succeeded", { checkpointId, attempt: attempts });
     }
   }
