@@ -6,7 +6,7 @@ import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
 import { MiddlewareTermination } from "../middleware/middleware-termination.js";
 import { createRunContext } from "./create-run-context.js";
-import type { RunLoopInput } from "./run-loop.js";
+import type { RunLoopInput } from "./run-loop-input.js";
 import { stopReasonOf } from "./termination.js";
 
 /** What one pass of the run body leaves: its result, its context and the transcript messages it added. */

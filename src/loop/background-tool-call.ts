@@ -1,6 +1,7 @@
 import type { ToolCallState } from "../contracts/hook.js";
 import { type BackgroundJobSlot, isBackgroundTool, type JobHandle, type Tool } from "../contracts/tool.js";
-import type { RunDriver } from "./run-driver.js";
+// The stage sees the driver through its view: run-driver.ts imports this module.
+import type { RunDriverView as RunDriver } from "./run-driver-view.js";
 import type { ToolCallRecord } from "./run-state.js";
 
 /**

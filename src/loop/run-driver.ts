@@ -31,19 +31,12 @@ import { FunctionInvocationContext } from "./function-invocation-context.js";
 import { ModelCallRequest } from "./model-call-request.js";
 import { readModelStream } from "./read-model-stream.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
+import type { RunDriverView, RunLimits } from "./run-driver-view.js";
 import { TerminateRun } from "./run-signals.js";
 import type { CheckpointPhase, StopConditionMemory } from "./run-state.js";
 import { stepSignature } from "./stop-conditions.js";
 import { ToolCallContext, type ToolCallHost } from "./tool-call-context.js";
 import { executeToolStage } from "./tool-stage.js";
-
-export interface RunLimits {
-  maxSteps: number;
-  maxToolCalls: number | undefined;
-  maxTotalTokens: number | undefined;
-  maxCostUsd: number | undefined;
-  stepTimeoutMs: number;
-}
 
 /** The context object hooks receive; built only for phases that have hooks. */
 class PhaseContext implements HookContext {
@@ -66,7 +59,7 @@ class PhaseContext implements HookContext {
  * phases, counts usage, enforces budgets and stop conditions, and emits the events. Patterns decide what a
  * step does; the driver decides everything around it.
  */
-export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
+export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunDriverView {
   step = 0;
   stopRequested: string | null = null;
   /** Calls waiting for a decision when the run suspends. */

@@ -31,7 +31,8 @@ import {
   invokeBatchThroughMiddleware,
   invokeThroughMiddleware,
 } from "./function-invocation-context.js";
-import type { RunDriver } from "./run-driver.js";
+// The stage sees the driver through its view: run-driver.ts imports this module.
+import type { RunDriverView as RunDriver } from "./run-driver-view.js";
 import { TerminateRun } from "./run-signals.js";
 import type { ToolCallRecord } from "./run-state.js";
 import { transitionToolCall } from "./run-status.js";

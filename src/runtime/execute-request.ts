@@ -17,7 +17,7 @@ import type { CancelScope } from "../loop/cancel-scope.js";
 import type { ToolDecision } from "../loop/decisions.js";
 import type { ResolvedAgent } from "../loop/resolved-agent.js";
 import { checkResumeDecisions, loadForResume, type PreparedResume } from "../loop/resume/index.js";
-import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
+import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop-input.js";
 import { transitionRun } from "../loop/run-status.js";
 import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import { runStatusOf } from "../loop/termination.js";
