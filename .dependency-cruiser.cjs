@@ -101,6 +101,14 @@ module.exports = {
       from: {},
       to: { couldNotResolve: true },
     },
+    {
+      name: "resume-through-its-index",
+      comment:
+        "Turning a stored run into a live one is src/loop/resume/'s job: outside it, code imports its index only.",
+      severity: "error",
+      from: { path: "^src/", pathNot: `^src/loop/resume/|${TESTS}` },
+      to: { path: "^src/loop/resume/", pathNot: "^src/loop/resume/index\\.ts$" },
+    },
     ...layerRules,
   ],
   options: {
