@@ -18,6 +18,101 @@ export type {
   ContextAssemblyInput,
   ContextAssemblyResult,
 } from "./context/context-assembler.js";
+export {
+  type Hook,
+  type HookContext,
+  type ModelResponse,
+  PHASES,
+  type Phase,
+  type ToolCallState,
+  type ToolGateDecision,
+} from "./contracts/hook.js";
+export {
+  approximateTokens,
+  isLanguageModel,
+  type LanguageModel,
+  MODEL_SPECIFICATION_VERSION,
+  type ModelRequest,
+  type ModelStreamPart,
+  type ModelToolSpec,
+  type ModelUsage,
+} from "./contracts/language-model.js";
+export type {
+  AssistantMessage,
+  ImagePart,
+  Message,
+  ReasoningPart,
+  SystemMessage,
+  TextPart,
+  ToolCall,
+  ToolMessage,
+  UserMessage,
+} from "./contracts/message.js";
+export type {
+  AgentMiddleware,
+  AgentMiddlewareContext,
+  AnyMiddleware,
+  ChatMiddleware,
+  ChatMiddlewareContext,
+  FunctionMiddleware,
+  FunctionMiddlewareContext,
+  Middleware,
+  MiddlewareFunction,
+  MiddlewareLevel,
+  MiddlewareObject,
+  MiddlewareSession,
+  Next,
+} from "./contracts/middleware.js";
+export type {
+  CostBreakdown,
+  OutputType,
+  ResumeMode,
+  RunArtifact,
+  RunBudget,
+  RunRecord,
+  RunRequest,
+  RunResult,
+  RunStatus,
+  RunUsage,
+  StopReason,
+  SuspendedToolCall,
+  TerminationReason,
+  ToolCallStatus,
+} from "./contracts/run-types.js";
+export { type EventBus, type EventHandler, RuntimeEvent } from "./contracts/runtime-event.js";
+export type {
+  BackgroundJobSlot,
+  BatchToolExecutor,
+  PolicyDecision,
+  PolicyToolExecutor,
+  RunContext,
+  StreamingToolExecutor,
+  ToolExecutionRequest,
+  ToolExecutionResult,
+  ToolExecutionStreamPart,
+  ToolExecutor,
+  ToolResultRecord,
+} from "./contracts/tool.js";
+export {
+  type BackgroundTool,
+  type BatchItem,
+  type BatchResult,
+  type BatchTool,
+  DEFAULT_EXECUTION_SPEC,
+  isBackgroundTool,
+  isBatchTool,
+  isStreamingTool,
+  type JobHandle,
+  type JobState,
+  type JobStatus,
+  type JsonSchema,
+  type StreamingTool,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionSpec,
+  type ToolResult,
+  type ToolStreamPart,
+} from "./contracts/tool.js";
 export * from "./errors/error-classes.js";
 export { ERROR_CODES, type ErrorCode } from "./errors/error-codes.js";
 export {
@@ -31,20 +126,9 @@ export {
 export { AsyncEventBus } from "./events/async-event-bus.js";
 export { EVENT_SCHEMAS, type EventSchema } from "./events/event-schemas.js";
 export { FileLoggingEventBus } from "./events/file-logging-event-bus.js";
-export { type EventBus, type EventHandler, RuntimeEvent } from "./events/runtime-event.js";
 export { getLogger, type Logger, setLogger } from "./logging/logger.js";
 export type { StickyAction, ToolDecision } from "./loop/decisions.js";
-export {
-  type Hook,
-  type HookContext,
-  type ModelResponse,
-  PHASES,
-  type Phase,
-  type ToolCallState,
-  type ToolGateDecision,
-} from "./loop/hook.js";
-export type { LoadedRunState } from "./loop/load-run-state.js";
-export type { RunContext, ToolResultRecord } from "./loop/run-context.js";
+export type { LoadedRunState } from "./loop/resume/index.js";
 export {
   type CheckpointPhase,
   checkpointIdOf,
@@ -60,6 +144,7 @@ export {
   transitionRun,
   transitionToolCall,
 } from "./loop/run-status.js";
+export { DefaultRuntime, type RuntimePlugin } from "./loop/runtime-plugin.js";
 export { runStatusOf, stopReasonOf } from "./loop/termination.js";
 export type { McpToolData } from "./mcp/mcp-result.js";
 export { MCP_SDK_PACKAGE } from "./mcp/mcp-sdk.js";
@@ -89,46 +174,10 @@ export {
   SessionMemoryStore,
   type SessionMemoryStoreOptions,
 } from "./memory/session-memory-store.js";
-export type {
-  AgentMiddleware,
-  AgentMiddlewareContext,
-  AnyMiddleware,
-  ChatMiddleware,
-  ChatMiddlewareContext,
-  FunctionMiddleware,
-  FunctionMiddlewareContext,
-  Middleware,
-  MiddlewareFunction,
-  MiddlewareLevel,
-  MiddlewareObject,
-  MiddlewareSession,
-  Next,
-} from "./middleware/middleware.js";
 export {
   MiddlewareTermination,
   type MiddlewareTerminationOptions,
 } from "./middleware/middleware-termination.js";
-export {
-  approximateTokens,
-  isLanguageModel,
-  type LanguageModel,
-  MODEL_SPECIFICATION_VERSION,
-  type ModelRequest,
-  type ModelStreamPart,
-  type ModelToolSpec,
-  type ModelUsage,
-} from "./models/language-model.js";
-export type {
-  AssistantMessage,
-  ImagePart,
-  Message,
-  ReasoningPart,
-  SystemMessage,
-  TextPart,
-  ToolCall,
-  ToolMessage,
-  UserMessage,
-} from "./models/message.js";
 export { computeCost, type ModelPricing, PRICE_TABLE, resolvePricing } from "./models/pricing.js";
 export {
   type AiSdkLanguageModel,
@@ -150,7 +199,6 @@ export { PlanExecutePattern } from "./patterns/plan-execute-pattern.js";
 export { ReactPattern } from "./patterns/react-pattern.js";
 export { isPluginRef, type LoadPluginOptions, loadPlugin } from "./plugins/load-plugin.js";
 export type { PluginDefinition, PluginFactoryContext, PluginKind } from "./plugins/plugin-registry.js";
-export * from "./plugins/seam-registries.js";
 export {
   DEFAULT_LARGE_OUTPUT_BYTES,
   type OffloadedOutput,
@@ -159,24 +207,8 @@ export {
 } from "./run-folders/large-output.js";
 export { RunFolder, summarizePayload, summarizeValue, type ToolLogLine } from "./run-folders/run-folder.js";
 export { runAgent, runAgentDetailed, streamAgent } from "./runtime/run-agent.js";
-export type {
-  CostBreakdown,
-  OutputType,
-  ResumeMode,
-  RunArtifact,
-  RunBudget,
-  RunRecord,
-  RunRequest,
-  RunResult,
-  RunStatus,
-  RunUsage,
-  StopReason,
-  SuspendedToolCall,
-  TerminationReason,
-  ToolCallStatus,
-} from "./runtime/run-types.js";
 export { Runtime } from "./runtime/runtime.js";
-export { DefaultRuntime, type RuntimePlugin } from "./runtime/runtime-plugin.js";
+export * from "./runtime/seam-registries.js";
 export { type RunStreamChunk, RunStreamChunkKind } from "./runtime/stream-chunk.js";
 export {
   type CheckedPath,
@@ -223,37 +255,6 @@ export {
 export { RetryToolExecutor } from "./tools/executors/retry-tool-executor.js";
 export { SafeToolExecutor } from "./tools/executors/safe-tool-executor.js";
 export { SuspendToolCall } from "./tools/suspend-tool-call.js";
-export {
-  type BackgroundTool,
-  type BatchItem,
-  type BatchResult,
-  type BatchTool,
-  DEFAULT_EXECUTION_SPEC,
-  isBackgroundTool,
-  isBatchTool,
-  isStreamingTool,
-  type JobHandle,
-  type JobState,
-  type JobStatus,
-  type JsonSchema,
-  type StreamingTool,
-  type Tool,
-  type ToolContext,
-  type ToolExecutionSpec,
-  type ToolResult,
-  type ToolStreamPart,
-} from "./tools/tool.js";
-export type {
-  BackgroundJobSlot,
-  BatchToolExecutor,
-  PolicyDecision,
-  PolicyToolExecutor,
-  StreamingToolExecutor,
-  ToolExecutionRequest,
-  ToolExecutionResult,
-  ToolExecutionStreamPart,
-  ToolExecutor,
-} from "./tools/tool-executor.js";
 export { isToolset, type Toolset } from "./tools/toolset.js";
 export {
   createFilesystemToolset,

@@ -1,9 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RunRecord } from "../src/contracts/run-types.js";
 import type { Message } from "../src/index.js";
 import type { RunState } from "../src/loop/run-state.js";
-import type { RunRecord } from "../src/runtime/run-types.js";
 import type { SessionManager } from "../src/sessions/session-manager.js";
 import {
   type ChildRunResult,

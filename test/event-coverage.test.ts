@@ -4,6 +4,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import {
+  type LanguageModel,
+  MODEL_SPECIFICATION_VERSION,
+  type ModelRequest,
+  type ModelStreamPart,
+} from "../src/contracts/language-model.js";
 import { EVENT_SCHEMAS } from "../src/events/event-schemas.js";
 import {
   type BackgroundTool,
@@ -17,12 +23,6 @@ import {
   type StepAction,
   ToolRateLimitError,
 } from "../src/index.js";
-import {
-  type LanguageModel,
-  MODEL_SPECIFICATION_VERSION,
-  type ModelRequest,
-  type ModelStreamPart,
-} from "../src/models/language-model.js";
 import { InMemorySessionManager } from "../src/sessions/in-memory-session-manager.js";
 import { scriptedModel } from "../src/testing/index.js";
 import { ProcessView } from "./support/crashable-store.js";

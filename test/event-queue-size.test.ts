@@ -2,7 +2,7 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { RuntimeEvent } from "../src/events/runtime-event.js";
+import type { RuntimeEvent } from "../src/contracts/runtime-event.js";
 import { RunEventsLostError, type RunStreamChunk, type Runtime, registerSession } from "../src/index.js";
 import { InMemorySessionManager } from "../src/sessions/in-memory-session-manager.js";
 import { collect, deferred, runtimeWith } from "./support/harness.js";

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { registerBuiltins } from "../src/builtins/register-builtins.js";
 import type { Message, ModelRequest } from "../src/index.js";
 import {
   defineTool,
@@ -13,7 +14,6 @@ import {
   type ToolExecutionStreamPart,
 } from "../src/index.js";
 import { getPlugin } from "../src/plugins/plugin-registry.js";
-import { registerBuiltins } from "../src/plugins/register-builtins.js";
 import { scriptedModel } from "../src/testing/index.js";
 import { isPathArgumentName } from "../src/tools/executors/filesystem-aware-tool-executor.js";
 import { collect } from "./support/harness.js";

@@ -11,8 +11,9 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ModelRequest } from "../src/contracts/language-model.js";
+import type { RuntimeEvent } from "../src/contracts/runtime-event.js";
 import { AsyncEventBus } from "../src/events/async-event-bus.js";
-import type { RuntimeEvent } from "../src/events/runtime-event.js";
 import {
   isUnknownSession,
   type McpConnectionMode,
@@ -20,7 +21,6 @@ import {
   McpToolset,
   type McpToolsetOptions,
 } from "../src/mcp/mcp-toolset.js";
-import type { ModelRequest } from "../src/models/language-model.js";
 import { scriptedModel } from "../src/testing/index.js";
 import { eventually, mcpAgentRuntime, mcpTool, mcpToolContext, processRuns } from "./support/mcp-harness.js";
 import {

@@ -1,16 +1,16 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ModelRequest } from "../src/contracts/language-model.js";
+import type { RuntimeEvent } from "../src/contracts/runtime-event.js";
+import type { ToolContext } from "../src/contracts/tool.js";
 import { AsyncEventBus } from "../src/events/async-event-bus.js";
-import type { RuntimeEvent } from "../src/events/runtime-event.js";
 import { Runtime } from "../src/index.js";
 import { importMcpSdk, MCP_SDK_PACKAGE } from "../src/mcp/mcp-sdk.js";
 import type { McpToolsetOptions } from "../src/mcp/mcp-toolset.js";
 import { McpToolset } from "../src/mcp/mcp-toolset.js";
-import type { ModelRequest } from "../src/models/language-model.js";
 import { getPlugin } from "../src/plugins/plugin-registry.js";
 import { scriptedModel } from "../src/testing/index.js";
-import type { ToolContext } from "../src/tools/tool.js";
 // @ts-expect-error: a plain .mjs test fixture without types
 import { state as serverState } from "./fixtures/mcp/demo-server.mjs";
 // @ts-expect-error: a plain .mjs test fixture without types

@@ -1,9 +1,9 @@
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { nearMatch } from "../config/near-match.js";
+import type { RunStatus } from "../contracts/run-types.js";
 import { type Logger, setLogger } from "../logging/logger.js";
 import type { ToolDecision } from "../loop/decisions.js";
-import type { RunStatus } from "../runtime/run-types.js";
 import { checkpointsCommand } from "./commands/checkpoints.js";
 import { decideCommand, pendingCommand } from "./commands/decide.js";
 import type { Prompt } from "./commands/follow-decision.js";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Tool } from "../contracts/tool.js";
 import { ConfigValidationError } from "../errors/error-classes.js";
 import { type Logger, setLogger } from "../logging/logger.js";
-import type { Tool } from "../tools/tool.js";
 import { isHookObject, isPluginRefLike, isToolObject, type LLMOptions } from "./app-config-schema.js";
 import { parseConfig } from "./load-config.js";
 

@@ -1,15 +1,15 @@
 // One schema for the whole agent.json on purpose (RT-1): split, its error paths would no longer line up.
 import { z } from "zod";
-import { getLogger } from "../logging/logger.js";
-import { type Hook, PHASES } from "../loop/hook.js";
+import { type Hook, PHASES } from "../contracts/hook.js";
+import { isLanguageModel, type LanguageModel } from "../contracts/language-model.js";
 import type {
   AgentMiddleware,
   AnyMiddleware,
   ChatMiddleware,
   FunctionMiddleware,
-} from "../middleware/middleware.js";
-import { isLanguageModel, type LanguageModel } from "../models/language-model.js";
-import type { Tool } from "../tools/tool.js";
+} from "../contracts/middleware.js";
+import type { Tool } from "../contracts/tool.js";
+import { getLogger } from "../logging/logger.js";
 import { nearMatch } from "./near-match.js";
 
 /**

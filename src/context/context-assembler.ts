@@ -1,5 +1,5 @@
-import type { Message } from "../models/message.js";
-import type { RunRequest, RunResult } from "../runtime/run-types.js";
+import type { Message } from "../contracts/message.js";
+import type { RunRequest, RunResult } from "../contracts/run-types.js";
 import type { SessionArtifact, SessionManager } from "../sessions/session-manager.js";
 
 export interface ContextAssemblyResult {

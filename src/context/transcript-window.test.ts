@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Message } from "../models/message.js";
+import type { Message } from "../contracts/message.js";
 import {
   dropOrphanToolMessages,
   messageTokens,

@@ -1,5 +1,4 @@
-import type { Message } from "../models/message.js";
-import { messageText } from "../models/message.js";
+import { type Message, messageText } from "../contracts/message.js";
 import type { SessionArtifact } from "../sessions/session-manager.js";
 
 /**

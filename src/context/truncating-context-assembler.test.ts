@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Message } from "../models/message.js";
-import type { RunRequest } from "../runtime/run-types.js";
+import type { Message } from "../contracts/message.js";
+import type { RunRequest } from "../contracts/run-types.js";
 import type { SessionArtifact, SessionManager } from "../sessions/session-manager.js";
 import type { ContextAssemblyInput } from "./context-assembler.js";
 import { TruncatingContextAssembler } from "./truncating-context-assembler.js";

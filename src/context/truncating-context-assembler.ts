@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Message } from "../models/message.js";
+import type { Message } from "../contracts/message.js";
 import type { ContextAssembler, ContextAssemblyInput, ContextAssemblyResult } from "./context-assembler.js";
 import {
   dropOrphanToolMessages,

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { registerEventBusBuiltins } from "../builtins/builtin-event-buses.js";
+import { RuntimeEvent } from "../contracts/runtime-event.js";
 import { type Logger, setLogger } from "../logging/logger.js";
 import { getPlugin } from "../plugins/plugin-registry.js";
 import { AsyncEventBus } from "./async-event-bus.js";
-import { registerEventBusBuiltins } from "./builtin-event-buses.js";
-import { RuntimeEvent } from "./runtime-event.js";
 
 interface LogEntry {
   level: string;

@@ -1,6 +1,6 @@
+import { type EventBus, type EventHandler, RuntimeEvent } from "../contracts/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import { checkEventPayload, getEventSchema, hasRequiredPayload } from "./event-schemas.js";
-import { type EventBus, type EventHandler, RuntimeEvent } from "./runtime-event.js";
 
 /** Options of {@link AsyncEventBus}. */
 export interface AsyncEventBusOptions {

@@ -2,12 +2,12 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { registerEventBusBuiltins } from "../builtins/builtin-event-buses.js";
+import { RuntimeEvent } from "../contracts/runtime-event.js";
 import { type Logger, setLogger } from "../logging/logger.js";
 import { getPlugin } from "../plugins/plugin-registry.js";
 import { AsyncEventBus } from "./async-event-bus.js";
-import { registerEventBusBuiltins } from "./builtin-event-buses.js";
 import { FileLoggingEventBus, type FileLoggingEventBusOptions } from "./file-logging-event-bus.js";
-import { RuntimeEvent } from "./runtime-event.js";
 
 let directory: string;
 let errors: { message: string; details: Record<string, unknown> | undefined }[];

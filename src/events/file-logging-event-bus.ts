@@ -1,9 +1,9 @@
 import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { type EventBus, type EventHandler, RuntimeEvent } from "../contracts/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import { redactSecrets } from "../logging/redact-secrets.js";
-import { type EventBus, type EventHandler, RuntimeEvent } from "./runtime-event.js";
 
 /** The keys `file_logging` redacts unless told otherwise. */
 export const DEFAULT_REDACT_KEYS: readonly string[] = [

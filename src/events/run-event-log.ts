@@ -1,7 +1,6 @@
+import { type EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import { hasSecrets, redactSecretsIn } from "../logging/redact-secrets.js";
-import type { EventBus } from "./runtime-event.js";
-import { RuntimeEvent } from "./runtime-event.js";
 
 /** Where a live log keeps the events it lets go of: the store's event log of the run (and its folder). */
 export interface RunEventSpill {

@@ -1,12 +1,12 @@
+import type { Message } from "../contracts/message.js";
+import type { AgentMiddlewareContext, MiddlewareSession } from "../contracts/middleware.js";
+import type { RunRequest, RunResult, RunUsage } from "../contracts/run-types.js";
+import type { RunContext } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import type { AgentMiddlewareContext, MiddlewareSession } from "../middleware/middleware.js";
 import { MiddlewareTermination } from "../middleware/middleware-termination.js";
-import type { Message } from "../models/message.js";
-import type { RunRequest, RunResult, RunUsage } from "../runtime/run-types.js";
 import { createRunContext } from "./create-run-context.js";
-import type { RunContext } from "./run-context.js";
-import type { RunLoopInput } from "./run-loop.js";
+import type { RunLoopInput } from "./run-loop-input.js";
 import { stopReasonOf } from "./termination.js";
 
 /** What one pass of the run body leaves: its result, its context and the transcript messages it added. */

@@ -1,7 +1,7 @@
-import { isBackgroundTool, type JobHandle, type Tool } from "../tools/tool.js";
-import type { BackgroundJobSlot } from "../tools/tool-executor.js";
-import type { ToolCallState } from "./hook.js";
-import type { RunDriver } from "./run-driver.js";
+import type { ToolCallState } from "../contracts/hook.js";
+import { type BackgroundJobSlot, isBackgroundTool, type JobHandle, type Tool } from "../contracts/tool.js";
+// The stage sees the driver through its view: run-driver.ts imports this module.
+import type { RunDriverView as RunDriver } from "./run-driver-view.js";
 import type { ToolCallRecord } from "./run-state.js";
 
 /**

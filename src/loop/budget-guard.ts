@@ -1,9 +1,9 @@
+import type { LanguageModel, ModelRequest } from "../contracts/language-model.js";
+import type { RunContext } from "../contracts/tool.js";
 import { BudgetExhausted } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
-import type { LanguageModel, ModelRequest } from "../models/language-model.js";
 import type { ModelPricing } from "../models/pricing.js";
-import type { RunContext } from "./run-context.js";
 import { TerminateRun } from "./run-signals.js";
 
 export interface TokenAndCostLimits {

@@ -1,4 +1,4 @@
-import type { TerminationReason } from "../runtime/run-types.js";
+import type { TerminationReason } from "../contracts/run-types.js";
 
 /**
  * A run's cancellation: by the user (`cancel`), by a time limit, or by a budget. In-flight model and tool

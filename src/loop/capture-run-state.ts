@@ -1,8 +1,8 @@
-import type { RunArtifact, RunUsage } from "../runtime/run-types.js";
+import type { ToolCallState } from "../contracts/hook.js";
+import type { RunArtifact, RunUsage } from "../contracts/run-types.js";
+import type { RunContext } from "../contracts/tool.js";
 import { hasLazyContainers } from "./create-run-context.js";
 import type { StickyAction, ToolDecision } from "./decisions.js";
-import type { ToolCallState } from "./hook.js";
-import type { RunContext } from "./run-context.js";
 import {
   type CheckpointPhase,
   RUN_STATE_SCHEMA_VERSION,

@@ -1,8 +1,8 @@
-import type { ChatMiddlewareContext, MiddlewareSession } from "../middleware/middleware.js";
-import type { ModelCallOptions, ModelRequest, ModelToolSpec } from "../models/language-model.js";
-import type { Message } from "../models/message.js";
-import type { ModelResponse } from "./hook.js";
-import type { RunContext } from "./run-context.js";
+import type { ModelResponse } from "../contracts/hook.js";
+import type { ModelCallOptions, ModelRequest, ModelToolSpec } from "../contracts/language-model.js";
+import type { Message } from "../contracts/message.js";
+import type { ChatMiddlewareContext, MiddlewareSession } from "../contracts/middleware.js";
+import type { RunContext } from "../contracts/tool.js";
 
 /**
  * The context chat middleware gets for one model call (CX-3). The request is the one the model receives; its

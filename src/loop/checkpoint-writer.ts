@@ -1,6 +1,6 @@
+import type { Message } from "../contracts/message.js";
 import { KeelError } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
-import type { Message } from "../models/message.js";
 import {
   type CheckpointCommitter,
   isCheckpointCommitter,

@@ -1,11 +1,9 @@
-import type { EventBus } from "../events/runtime-event.js";
-import type { LanguageModel, ModelCallOptions } from "../models/language-model.js";
-import type { Message } from "../models/message.js";
-import type { RunArtifact, RunRequest, RunUsage } from "../runtime/run-types.js";
+import type { LanguageModel, ModelCallOptions } from "../contracts/language-model.js";
+import type { Message } from "../contracts/message.js";
+import type { RunArtifact, RunRequest, RunUsage } from "../contracts/run-types.js";
+import type { EventBus } from "../contracts/runtime-event.js";
+import type { RunContext, Tool, ToolExecutor, ToolResultRecord } from "../contracts/tool.js";
 import type { SessionArtifact } from "../sessions/session-manager.js";
-import type { Tool } from "../tools/tool.js";
-import type { ToolExecutor } from "../tools/tool-executor.js";
-import type { RunContext, ToolResultRecord } from "./run-context.js";
 
 /**
  * One object per run with a fixed shape. Containers most runs never touch are made on first read: a run parked

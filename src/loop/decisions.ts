@@ -1,20 +1,8 @@
+import type { StickyAction, ToolDecision } from "../contracts/tool-decision.js";
 import { DecisionError } from "../errors/error-classes.js";
 import type { ToolCallRecord } from "./run-state.js";
 
-/** A human's (or a host's) decision on one suspended tool call (LC-8), keyed by the call's id. */
-export interface ToolDecision {
-  toolCallId: string;
-  /** approve: resume the call in its resume mode · result: `value` is its result · deny: cancel it. */
-  action: "approve" | "deny" | "result";
-  value?: unknown;
-  reason?: string;
-  /** Apply the same action to later calls of this tool in the run (`true`), or in the whole session. */
-  always?: boolean | "session";
-  /** An idempotency key: a decision whose id was already applied is a no-op. */
-  decisionId?: string;
-}
-
-export type StickyAction = "approve" | "deny";
+export type { StickyAction, ToolDecision };
 
 /** Where session-wide sticky decisions live in the session's state. */
 export const SESSION_STICKY_KEY = "keel:stickyDecisions";

@@ -1,6 +1,6 @@
+import type { OutputType } from "../contracts/run-types.js";
 import { ModelRetryError, OutputValidationError, type ValidationErrorInfo } from "../errors/error-classes.js";
 import type { Pattern } from "../patterns/pattern.js";
-import type { OutputType } from "../runtime/run-types.js";
 import { toJsonSchema } from "../schema/to-json-schema.js";
 import { formatIssues, validateWithSchema } from "../schema/validate-with-schema.js";
 import type { RunDriver } from "./run-driver.js";

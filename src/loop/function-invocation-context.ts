@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from "node:util";
+import type { FunctionMiddlewareContext } from "../contracts/middleware.js";
+import type { BatchToolExecutor, ToolExecutionResult } from "../contracts/tool.js";
 import { ToolError, ToolValidationError } from "../errors/error-classes.js";
-import type { FunctionMiddlewareContext } from "../middleware/middleware.js";
 import type { MiddlewareChain } from "../middleware/middleware-chain.js";
 import { MiddlewareTermination } from "../middleware/middleware-termination.js";
-import type { BatchToolExecutor, ToolExecutionResult } from "../tools/tool-executor.js";
 import { ToolCallContext } from "./tool-call-context.js";
 
 /**

@@ -3,8 +3,8 @@ import type {
   ModelOutputSchema,
   ModelRequest,
   ModelToolSpec,
-} from "../models/language-model.js";
-import type { Message, TextPart } from "../models/message.js";
+} from "../contracts/language-model.js";
+import type { Message, TextPart } from "../contracts/message.js";
 import type { CancelScope } from "./cancel-scope.js";
 
 /**

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { Hook, HookContext, Phase, ToolCallState, ToolGateDecision } from "./hook.js";
-import { PHASES } from "./hook.js";
+import {
+  type Hook,
+  type HookContext,
+  PHASES,
+  type Phase,
+  type ToolCallState,
+  type ToolGateDecision,
+} from "../contracts/hook.js";
 import { PhaseHooks } from "./phase-hooks.js";
 
 function context(phase: Phase): HookContext {

@@ -1,4 +1,4 @@
-import type { Hook, HookContext, Phase, ToolCallState, ToolGateDecision } from "./hook.js";
+import type { Hook, HookContext, Phase, ToolCallState, ToolGateDecision } from "../contracts/hook.js";
 
 type PhaseHandler = (ctx: HookContext) => void | Promise<void>;
 type GateHandler = (

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { ModelStreamPart } from "../contracts/language-model.js";
 import { LLMConnectionError, LLMRateLimitError } from "../errors/error-classes.js";
-import type { ModelStreamPart } from "../models/language-model.js";
 import { CancelScope } from "./cancel-scope.js";
 import { readModelStream, toToolCall } from "./read-model-stream.js";
 

@@ -1,9 +1,9 @@
+import type { ModelResponse } from "../contracts/hook.js";
+import type { ModelStreamPart, ModelUsage } from "../contracts/language-model.js";
+import type { ReasoningPart, ToolCall } from "../contracts/message.js";
 import { LLMConnectionError } from "../errors/error-classes.js";
 import { KeelError } from "../errors/keel-error.js";
-import type { ModelStreamPart, ModelUsage } from "../models/language-model.js";
-import type { ReasoningPart, ToolCall } from "../models/message.js";
 import type { CancelScope } from "./cancel-scope.js";
-import type { ModelResponse } from "./hook.js";
 
 export interface ModelStreamSink {
   onTextDelta(text: string): void;

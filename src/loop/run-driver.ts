@@ -1,5 +1,10 @@
 // One class on purpose: the driver is the single place every model and tool call passes through (LC-3).
 
+import type { HookContext, ModelResponse, Phase, ToolCallState } from "../contracts/hook.js";
+import type { ModelOutputSchema, ModelRequest } from "../contracts/language-model.js";
+import type { Message, ToolCall } from "../contracts/message.js";
+import type { RunArtifact, RunRequest } from "../contracts/run-types.js";
+import type { RunContext, Tool } from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
@@ -7,19 +12,14 @@ import { checkEventPayload } from "../events/event-schemas.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import { MiddlewareTermination } from "../middleware/middleware-termination.js";
-import type { ModelOutputSchema, ModelRequest } from "../models/language-model.js";
-import type { Message, ToolCall } from "../models/message.js";
 import type { Pattern, PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { permissionsComputedPayload } from "../permissions/run-policy.js";
 import type { SkillPolicyWatch } from "../permissions/skill-policy-watch.js";
 import { DEFAULT_LARGE_OUTPUT_BYTES } from "../run-folders/large-output.js";
 import type { RunFolder } from "../run-folders/run-folder.js";
-import { accumulateUsage } from "../runtime/accumulate-usage.js";
-import type { ResolvedAgent } from "../runtime/resolved-agent.js";
-import type { RunArtifact, RunRequest } from "../runtime/run-types.js";
-import type { Tool } from "../tools/tool.js";
 import { type Deadline, deadlines } from "../util/deadline-queue.js";
+import { accumulateUsage } from "./accumulate-usage.js";
 import { BudgetGuard } from "./budget-guard.js";
 import type { CancelScope } from "./cancel-scope.js";
 import { captureRunState, type RunProgress } from "./capture-run-state.js";
@@ -28,23 +28,15 @@ import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { hasLazyContainers } from "./create-run-context.js";
 import { SESSION_STICKY_KEY, type StickyAction } from "./decisions.js";
 import { FunctionInvocationContext } from "./function-invocation-context.js";
-import type { HookContext, ModelResponse, Phase, ToolCallState } from "./hook.js";
 import { ModelCallRequest } from "./model-call-request.js";
 import { readModelStream } from "./read-model-stream.js";
-import type { RunContext } from "./run-context.js";
+import type { ResolvedAgent } from "./resolved-agent.js";
+import type { RunDriverView, RunLimits } from "./run-driver-view.js";
 import { TerminateRun } from "./run-signals.js";
 import type { CheckpointPhase, StopConditionMemory } from "./run-state.js";
 import { stepSignature } from "./stop-conditions.js";
 import { ToolCallContext, type ToolCallHost } from "./tool-call-context.js";
 import { executeToolStage } from "./tool-stage.js";
-
-export interface RunLimits {
-  maxSteps: number;
-  maxToolCalls: number | undefined;
-  maxTotalTokens: number | undefined;
-  maxCostUsd: number | undefined;
-  stepTimeoutMs: number;
-}
 
 /** The context object hooks receive; built only for phases that have hooks. */
 class PhaseContext implements HookContext {
@@ -67,7 +59,7 @@ class PhaseContext implements HookContext {
  * phases, counts usage, enforces budgets and stop conditions, and emits the events. Patterns decide what a
  * step does; the driver decides everything around it.
  */
-export class RunDriver implements PatternDriver, RunProgress, ToolCallHost {
+export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunDriverView {
   step = 0;
   stopRequested: string | null = null;
   /** Calls waiting for a decision when the run suspends. */

@@ -1,15 +1,5 @@
 // Long because a run's lifecycle is one procedure: its start, the body middleware wraps, resume, its end.
 import type { ContextAssemblyInput } from "../context/context-assembler.js";
-import { ERROR_CODES } from "../errors/error-codes.js";
-import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import type { RunEventLog } from "../events/run-event-log.js";
-import { getLogger } from "../logging/logger.js";
-import type { Pattern } from "../patterns/pattern.js";
-import type { EffectivePolicy } from "../permissions/effective-policy.js";
-import { permissionsComputedPayload } from "../permissions/run-policy.js";
-import { SkillPolicyWatch } from "../permissions/skill-policy-watch.js";
-import type { RunFolder } from "../run-folders/run-folder.js";
-import type { ResolvedAgent } from "../runtime/resolved-agent.js";
 import {
   createRunUsage,
   type RunRequest,
@@ -17,61 +7,28 @@ import {
   type RunUsage,
   type SuspendedToolCall,
   type TerminationReason,
-} from "../runtime/run-types.js";
+} from "../contracts/run-types.js";
+import type { RunContext } from "../contracts/tool.js";
+import { ERROR_CODES } from "../errors/error-codes.js";
+import { KeelError, toErrorDetails } from "../errors/keel-error.js";
+import type { RunEventLog } from "../events/run-event-log.js";
+import { getLogger } from "../logging/logger.js";
+import type { Pattern } from "../patterns/pattern.js";
+import { permissionsComputedPayload } from "../permissions/run-policy.js";
+import { SkillPolicyWatch } from "../permissions/skill-policy-watch.js";
 import { toJsonSchema } from "../schema/to-json-schema.js";
-import type { SessionManager } from "../sessions/session-manager.js";
-import type { SessionSkillSummary } from "../skills/skills-manager.js";
 import { type Deadline, deadlines } from "../util/deadline-queue.js";
 import { type RunAttempt, runWithAgentMiddleware } from "./agent-call-context.js";
 import type { CancelScope } from "./cancel-scope.js";
 import { CheckpointWriter, type StoredMarks } from "./checkpoint-writer.js";
 import { createRunContext } from "./create-run-context.js";
-import type { ToolDecision } from "./decisions.js";
 import { executeWithValidation } from "./execute-with-validation.js";
-import { type LoadedRunState, loadRunState } from "./load-run-state.js";
-import { finishInterruptedStep, type ResumePlan, restoreRun } from "./resume-run.js";
-import type { RunContext } from "./run-context.js";
+import type { ResolvedAgent } from "./resolved-agent.js";
+import { finishInterruptedStep, type ResumePlan, reloadCheckpoint, resumeInDriver } from "./resume/index.js";
 import { RunDriver } from "./run-driver.js";
+import type { RunLoopInput, RunLoopOutcome } from "./run-loop-input.js";
 import { TerminateRun } from "./run-signals.js";
 import { stopReasonOf } from "./termination.js";
-
-export interface RunLoopInput {
-  agent: ResolvedAgent;
-  /** With `runId` and `sessionId` filled in. */
-  request: RunRequest & { runId: string; sessionId: string };
-  log: RunEventLog;
-  scope: CancelScope;
-  sessionManager: SessionManager;
-  sessionState: Record<string, unknown>;
-  /** A checkpoint to continue from (DR-3): the run is rebuilt from it rather than assembled. */
-  resume?: LoadedRunState;
-  /** What the store already holds of this run (a resumed run's checkpoints, messages and events). */
-  stored?: StoredMarks;
-  /** Decisions for the suspended calls of the checkpoint it resumes (LC-8), checked already. */
-  decisions?: readonly ToolDecision[];
-  /** The run's effective permission policy (SB-3); default the agent's. */
-  policy?: EffectivePolicy;
-  /** The session's skills, so the policy is recomputed when one loads during the run (SB-3). */
-  skillSummaries?: Readonly<Record<string, SessionSkillSummary>>;
-  /** The run's folder (SB-6), when the agent keeps run folders. */
-  runFolder?: RunFolder;
-  /**
-   * Called with a suspended run's result before `run.finished`, while the run still holds its session: it
-   * stores what a later decision needs, and may turn the result into a failure when that cannot be stored.
-   */
-  onSuspended?: (result: RunResult) => Promise<void>;
-}
-
-export interface RunLoopOutcome {
-  result: RunResult;
-  context: RunContext;
-  /** Transcript messages the run added (to persist in the session). */
-  newMessages: RunContext["transcript"];
-  /** The last event sequence already in the store; the events after it are still to be stored. */
-  storedSequence: number;
-  /** Run transcript messages in the store, or null when the run stored none (nothing to bring up to date). */
-  storedMessages: number | null;
-}
 
 const NOTHING_STORED: StoredMarks = { checkpoints: 0, messages: 0, sequence: 0, latestCheckpointId: null };
 
@@ -225,10 +182,7 @@ async function runBody(
       await pattern.setup(ctx, driver);
       driver.pattern = pattern;
     } else {
-      await pattern.setup(ctx, driver);
-      const restored = restoreRun(input.resume, ctx, driver, pattern, input.decisions);
-      writer.rewind(restored.transcriptLength);
-      plan = restored.plan;
+      plan = await resumeInDriver({ driver, loaded: input.resume, pattern, decisions: input.decisions });
       describeOutput(request, ctx);
     }
     output = await runDurably(input, driver, pattern, plan);
@@ -398,14 +352,7 @@ async function runDurably(
         log.emit("run.resume_succeeded", { checkpointId, attempt: attempts });
         continue;
       }
-      const loaded = await loadRunState(input.sessionManager, checkpointId, {
-        fingerprint: agent.fingerprint,
-      });
-      pattern = agent.createPattern();
-      await pattern.setup(driver.ctx, driver);
-      const restored = restoreRun(loaded, driver.ctx, driver, pattern);
-      driver.checkpoints!.rewind(restored.transcriptLength);
-      plan = restored.plan;
+      ({ pattern, plan } = await reloadCheckpoint({ driver, store: input.sessionManager, checkpointId }));
       log.emit("run.resume_succeeded", { checkpointId, attempt: attempts });
     }
   }

@@ -1,5 +1,5 @@
+import type { TerminationReason } from "../contracts/run-types.js";
 import type { KeelError } from "../errors/keel-error.js";
-import type { TerminationReason } from "../runtime/run-types.js";
 
 /**
  * Thrown through a pattern to end the run with a termination (a stop condition, a block, a budget, a

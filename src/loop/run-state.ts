@@ -1,6 +1,6 @@
-import type { ResumeMode, RunArtifact, RunStatus, RunUsage, ToolCallStatus } from "../runtime/run-types.js";
-import type { JobHandle } from "../tools/tool.js";
-import type { StickyAction, ToolDecision } from "./decisions.js";
+import type { ResumeMode, RunArtifact, RunStatus, RunUsage, ToolCallStatus } from "../contracts/run-types.js";
+import type { JobHandle } from "../contracts/tool.js";
+import type { StickyAction, ToolDecision } from "../contracts/tool-decision.js";
 
 /** The version of {@link RunState}; a checkpoint of another version is refused, never half-read. */
 export const RUN_STATE_SCHEMA_VERSION = 1;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { RunStatus, ToolCallStatus } from "../contracts/run-types.js";
 import { IllegalTransitionError } from "../errors/error-classes.js";
-import type { RunStatus, ToolCallStatus } from "../runtime/run-types.js";
 import {
   canTransitionRun,
   canTransitionToolCall,

@@ -1,5 +1,5 @@
+import type { RunStatus, ToolCallStatus } from "../contracts/run-types.js";
 import { IllegalTransitionError } from "../errors/error-classes.js";
-import type { RunStatus, ToolCallStatus } from "../runtime/run-types.js";
 
 const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   created: ["running", "done"],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { StopReason, TerminationReason } from "../runtime/run-types.js";
+import type { StopReason, TerminationReason } from "../contracts/run-types.js";
 import { runStatusOf, stopReasonOf } from "./termination.js";
 
 const CASES: [TerminationReason, StopReason][] = [

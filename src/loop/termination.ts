@@ -1,4 +1,4 @@
-import type { RunStatus, StopReason, TerminationReason } from "../runtime/run-types.js";
+import type { RunStatus, StopReason, TerminationReason } from "../contracts/run-types.js";
 
 const STOPPED_REASONS: Readonly<Record<string, StopReason>> = {
   max_rounds: "max_steps",

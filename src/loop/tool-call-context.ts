@@ -1,13 +1,20 @@
-import type { EventBus } from "../events/runtime-event.js";
-import type { LanguageModel, ModelCallOptions } from "../models/language-model.js";
-import type { Message } from "../models/message.js";
+import type { LanguageModel, ModelCallOptions } from "../contracts/language-model.js";
+import type { Message } from "../contracts/message.js";
+import type { RunArtifact, RunRequest, RunUsage } from "../contracts/run-types.js";
+import type { EventBus } from "../contracts/runtime-event.js";
+import type {
+  BackgroundJobSlot,
+  RunContext,
+  Tool,
+  ToolContext,
+  ToolExecutionRequest,
+  ToolExecutionSpec,
+  ToolExecutor,
+  ToolResultRecord,
+} from "../contracts/tool.js";
 import type { RunFolder } from "../run-folders/run-folder.js";
-import type { RunArtifact, RunRequest, RunUsage } from "../runtime/run-types.js";
 import type { SessionArtifact } from "../sessions/session-manager.js";
-import type { Tool, ToolContext, ToolExecutionSpec } from "../tools/tool.js";
-import type { BackgroundJobSlot, ToolExecutionRequest, ToolExecutor } from "../tools/tool-executor.js";
 import type { CancelScope } from "./cancel-scope.js";
-import type { RunContext, ToolResultRecord } from "./run-context.js";
 
 /** What a tool call needs of its run beyond the run's context: the run driver. */
 export interface ToolCallHost {

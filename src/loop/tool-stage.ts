@@ -1,25 +1,29 @@
 // Long because LC-7 is one procedure: gate, execute and record every call of a step in one place.
 import { nearMatch } from "../config/near-match.js";
+import type { ToolCallState, ToolGateDecision } from "../contracts/hook.js";
+import type { ToolCall } from "../contracts/message.js";
+import type { ResumeMode } from "../contracts/run-types.js";
+import {
+  type BatchToolExecutor,
+  isBackgroundTool,
+  isBatchToolExecutor,
+  isPolicyToolExecutor,
+  isToolResult,
+  type Tool,
+  type ToolExecutionResult,
+  type ToolResult,
+} from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { getLogger } from "../logging/logger.js";
-import type { ToolCall } from "../models/message.js";
 import type { ToolVerdict } from "../permissions/effective-policy.js";
 import { offloadLargeOutput } from "../run-folders/large-output.js";
 import { summarizeValue, type ToolLogLine } from "../run-folders/run-folder.js";
-import type { ResumeMode } from "../runtime/run-types.js";
 import { BatchToolCalls, groupBatchCalls } from "../tools/batch-tool-calls.js";
 import { executeToolCall } from "../tools/execute-tool-call.js";
 import { asToolError } from "../tools/executors/safe-tool-executor.js";
 import { formatToolError, formatToolResult } from "../tools/format-tool-result.js";
 import { isSuspendToolCall } from "../tools/suspend-tool-call.js";
 import { toJsonValue } from "../tools/to-json-value.js";
-import { isBackgroundTool, isToolResult, type Tool, type ToolResult } from "../tools/tool.js";
-import {
-  type BatchToolExecutor,
-  isBatchToolExecutor,
-  isPolicyToolExecutor,
-  type ToolExecutionResult,
-} from "../tools/tool-executor.js";
 import { backgroundJobSlot, resumesBackgroundJob } from "./background-tool-call.js";
 import { isApproval } from "./decisions.js";
 import {
@@ -27,8 +31,8 @@ import {
   invokeBatchThroughMiddleware,
   invokeThroughMiddleware,
 } from "./function-invocation-context.js";
-import type { ToolCallState, ToolGateDecision } from "./hook.js";
-import type { RunDriver } from "./run-driver.js";
+// The stage sees the driver through its view: run-driver.ts imports this module.
+import type { RunDriverView as RunDriver } from "./run-driver-view.js";
 import { TerminateRun } from "./run-signals.js";
 import type { ToolCallRecord } from "./run-state.js";
 import { transitionToolCall } from "./run-status.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { RunArtifact } from "../contracts/run-types.js";
+import type { ToolResult } from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
-import type { RunArtifact } from "../runtime/run-types.js";
-import type { ToolResult } from "../tools/tool.js";
 import type { McpCallResult } from "./mcp-sdk.js";
 
 /** Most characters of a server's error text a `ToolError` message carries. */

@@ -1,20 +1,19 @@
 import path from "node:path";
 import { z } from "zod";
+import { type EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
+import {
+  DEFAULT_EXECUTION_SPEC,
+  type JsonSchema,
+  type RunContext,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionSpec,
+  type ToolResult,
+  type ValidationOutcome,
+} from "../contracts/tool.js";
 import { ConfigError, PluginLoadError, ToolError, ToolTimeoutError } from "../errors/error-classes.js";
 import { KeelError } from "../errors/keel-error.js";
-import type { EventBus } from "../events/runtime-event.js";
-import { RuntimeEvent } from "../events/runtime-event.js";
-import type { RunContext } from "../loop/run-context.js";
 import type { PluginDefinition, PluginFactoryContext } from "../plugins/plugin-registry.js";
-import type {
-  JsonSchema,
-  Tool,
-  ToolContext,
-  ToolExecutionSpec,
-  ToolResult,
-  ValidationOutcome,
-} from "../tools/tool.js";
-import { DEFAULT_EXECUTION_SPEC } from "../tools/tool.js";
 import type { Toolset } from "../tools/toolset.js";
 import { mapMcpResult } from "./mcp-result.js";
 import {

@@ -1,8 +1,12 @@
+import {
+  DEFAULT_EXECUTION_SPEC,
+  type JsonSchema,
+  type RunContext,
+  type Tool,
+  type ToolExecutionSpec,
+} from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
 import { KeelError } from "../errors/keel-error.js";
-import type { RunContext } from "../loop/run-context.js";
-import type { JsonSchema, Tool, ToolExecutionSpec } from "../tools/tool.js";
-import { DEFAULT_EXECUTION_SPEC } from "../tools/tool.js";
 
 /** Options of {@link UnreachableMcpTool}. */
 export interface UnreachableMcpToolOptions {

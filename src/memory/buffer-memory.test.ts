@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RunContext, ToolResultRecord } from "../loop/run-context.js";
+import type { RunContext, ToolResultRecord } from "../contracts/tool.js";
 import { BufferMemory } from "./buffer-memory.js";
 import { WindowBufferMemory } from "./window-buffer-memory.js";
 

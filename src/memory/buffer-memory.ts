@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { RunContext } from "../loop/run-context.js";
+import type { RunContext } from "../contracts/tool.js";
 import type { Memory } from "./memory.js";
 
 /** The config of the `buffer` memory (snake_case, as users write it in `agent.json`). */

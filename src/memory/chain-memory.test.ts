@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RunContext } from "../loop/run-context.js";
+import type { RunContext } from "../contracts/tool.js";
 import { ChainMemory } from "./chain-memory.js";
 import type { Memory } from "./memory.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { RunContext } from "../loop/run-context.js";
+import type { RunContext } from "../contracts/tool.js";
 import type { Memory } from "./memory.js";
 
 /** The config of the `chain` memory: the memory refs it combines, in injection order. */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { RunContext } from "../contracts/tool.js";
 import { PluginConfigError, PluginLoadError } from "../errors/error-classes.js";
-import type { RunContext } from "../loop/run-context.js";
 import { type Mem0Client, Mem0Memory, mem0MemoryConfigSchema } from "./mem0-memory.js";
 
 function fakeClient(searchResponse: unknown): Mem0Client & { calls: unknown[][] } {

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import type { RunContext } from "../contracts/tool.js";
 import { PluginConfigError, PluginLoadError } from "../errors/error-classes.js";
-import type { RunContext } from "../loop/run-context.js";
 import type { Memory } from "./memory.js";
 
 /** The config of the `mem0` memory. */

@@ -1,5 +1,5 @@
+import type { RunContext } from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
-import type { RunContext } from "../loop/run-context.js";
 
 /** One remembered thing. */
 export interface MemoryEntry {

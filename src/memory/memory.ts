@@ -1,4 +1,4 @@
-import type { RunContext } from "../loop/run-context.js";
+import type { RunContext } from "../contracts/tool.js";
 
 /** The memory seam: inject what the run should remember, write back what it learned. */
 export interface Memory {

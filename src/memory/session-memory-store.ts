@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { RunContext } from "../loop/run-context.js";
+import type { RunContext } from "../contracts/tool.js";
 import type {
   MemoryEntry,
   MemoryHit,

@@ -2,11 +2,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Next } from "../contracts/middleware.js";
 import { PluginLoadError } from "../errors/error-classes.js";
 import { unregisterPlugin } from "../plugins/plugin-registry.js";
-import { registerMiddleware } from "../plugins/seam-registries.js";
+import { registerMiddleware } from "../runtime/seam-registries.js";
 import { loadMiddleware } from "./load-middleware.js";
-import type { Next } from "./middleware.js";
 import { NO_MIDDLEWARE } from "./middleware-chain.js";
 
 let dir: string;

@@ -1,6 +1,11 @@
+import {
+  isMiddleware,
+  MIDDLEWARE_LEVELS,
+  type Middleware,
+  type MiddlewareLevel,
+} from "../contracts/middleware.js";
 import { PluginLoadError } from "../errors/error-classes.js";
 import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
-import { isMiddleware, MIDDLEWARE_LEVELS, type Middleware, type MiddlewareLevel } from "./middleware.js";
 import { MiddlewareChain, type MiddlewareStack, NO_MIDDLEWARE } from "./middleware-chain.js";
 
 /** An agent's `middleware` config: entries by level, each a ref or middleware given in code. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Middleware } from "./middleware.js";
+import type { Middleware } from "../contracts/middleware.js";
 import { MiddlewareChain, NO_MIDDLEWARE } from "./middleware-chain.js";
 
 interface Ctx {

@@ -4,7 +4,7 @@ import type {
   FunctionMiddlewareContext,
   Middleware,
   MiddlewareFunction,
-} from "./middleware.js";
+} from "../contracts/middleware.js";
 
 /**
  * The middleware of one level, composed once per agent: the first is outermost. `length` is what the loop

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { isMiddleware } from "../contracts/middleware.js";
 import { KeelError } from "../errors/keel-error.js";
-import { isMiddleware } from "./middleware.js";
 import { MiddlewareTermination } from "./middleware-termination.js";
 
 describe("MiddlewareTermination", () => {

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FakeClock, FakeModelServer, jsonReply, streamReply } from "../../test/support/fake-model-server.js";
 import { LLMOptionsSchema } from "../config/app-config-schema.js";
+import type { ModelStreamPart } from "../contracts/language-model.js";
 import { ConfigError } from "../errors/error-classes.js";
 import { createModel } from "./create-model.js";
-import type { ModelStreamPart } from "./language-model.js";
 import { AnthropicModel } from "./providers/anthropic/anthropic-model.js";
 import { EchoModel } from "./providers/mock/echo-model.js";
 import { OpenAICompatibleModel } from "./providers/openai/openai-compatible-model.js";

@@ -1,10 +1,9 @@
 import type { LLMOptions } from "../config/app-config-schema.js";
+import { isLanguageModel, type LanguageModel, type ModelCallOptions } from "../contracts/language-model.js";
 import { ConfigError } from "../errors/error-classes.js";
 import { loadApiKey } from "./http/load-api-key.js";
 import type { ModelClock } from "./http/model-clock.js";
-import { isLanguageModel, type LanguageModel, type ModelCallOptions } from "./language-model.js";
-import type { ModelPricing } from "./pricing.js";
-import { resolvePricing } from "./pricing.js";
+import { type ModelPricing, resolvePricing } from "./pricing.js";
 import { AnthropicModel } from "./providers/anthropic/anthropic-model.js";
 import { EchoModel } from "./providers/mock/echo-model.js";
 import { ScriptedModel } from "./providers/mock/scripted-model.js";

@@ -1,4 +1,4 @@
-import type { ImagePart } from "./message.js";
+import type { ImagePart } from "../contracts/message.js";
 
 /** Where an image part's bytes are: a URL to fetch, or base64 data with its media type. */
 export type ImageSource = { kind: "url"; url: string } | { kind: "base64"; mediaType: string; data: string };

@@ -1,5 +1,5 @@
-import type { CostBreakdown } from "../runtime/run-types.js";
-import type { ModelUsage } from "./language-model.js";
+import type { ModelUsage } from "../contracts/language-model.js";
+import type { CostBreakdown } from "../contracts/run-types.js";
 
 /** USD per one million tokens. A missing rate means "unknown", not free. */
 export interface ModelPricing {

@@ -1,8 +1,8 @@
-import type { ModelResponse } from "../loop/hook.js";
-import type { RunContext } from "../loop/run-context.js";
-import type { ModelRequest } from "../models/language-model.js";
-import type { Message, ToolCall } from "../models/message.js";
-import type { RunArtifact } from "../runtime/run-types.js";
+import type { ModelResponse } from "../contracts/hook.js";
+import type { ModelRequest } from "../contracts/language-model.js";
+import type { Message, ToolCall } from "../contracts/message.js";
+import type { RunArtifact } from "../contracts/run-types.js";
+import type { RunContext } from "../contracts/tool.js";
 
 export type StepAction = { type: "final"; output: unknown } | { type: "continue" };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_EXECUTION_SPEC } from "../tools/tool.js";
+import { DEFAULT_EXECUTION_SPEC } from "../contracts/tool.js";
 import {
   computeEffectivePolicy,
   declarationOf,

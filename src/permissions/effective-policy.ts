@@ -1,5 +1,5 @@
 import type { SandboxConfig } from "../config/app-config-schema.js";
-import type { ToolExecutionSpec } from "../tools/tool.js";
+import type { ToolExecutionSpec } from "../contracts/tool.js";
 
 /** What a tool may reach beyond the workspace: each is off until the agent's config `enable`s it (SB-3). */
 export type Capability = "destructive" | "shell" | "network";

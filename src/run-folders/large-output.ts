@@ -1,7 +1,7 @@
 import { Buffer } from "node:buffer";
-import type { RunArtifact } from "../runtime/run-types.js";
+import type { RunArtifact } from "../contracts/run-types.js";
+import { isToolResult, type ToolResult } from "../contracts/tool.js";
 import { formatToolResult } from "../tools/format-tool-result.js";
-import { isToolResult, type ToolResult } from "../tools/tool.js";
 import type { RunFolder } from "./run-folder.js";
 
 /** `sandbox.large_output_bytes` when the config does not give it (SB-5). */

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { RuntimeEvent } from "../events/runtime-event.js";
+import { RuntimeEvent } from "../contracts/runtime-event.js";
 import { DEFAULT_LARGE_OUTPUT_BYTES, offloadLargeOutput } from "./large-output.js";
 import { RunFolder, summarizePayload, summarizeValue } from "./run-folder.js";
 

@@ -1,11 +1,12 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
-import type { RuntimeEvent } from "../events/runtime-event.js";
+import type { RunFolderHandle } from "../contracts/run-folder-handle.js";
+import type { RuntimeEvent } from "../contracts/runtime-event.js";
+import { isToolResult } from "../contracts/tool.js";
 import { getLogger } from "../logging/logger.js";
 import { redactSecrets } from "../logging/redact-secrets.js";
 import { runFolderName } from "../sandbox/sandbox-provider.js";
 import { formatToolResult } from "../tools/format-tool-result.js";
-import { isToolResult } from "../tools/tool.js";
 
 /** One line of `logs/tools.jsonl`: a finished call, without its arguments or its data (SB-6). */
 export interface ToolLogLine {
@@ -44,7 +45,7 @@ const DATA_KEYS = new Set([
  * open until {@link close}), so they are whole up to the last finished call whatever happens to the process.
  * A failed write is logged, never thrown: the run's outcome does not depend on its log files.
  */
-export class RunFolder {
+export class RunFolder implements RunFolderHandle {
   readonly dir: string;
   readonly workspaceDir: string;
   readonly deliverablesDir: string;

@@ -1,32 +1,31 @@
 import { isDeepStrictEqual } from "node:util";
-import { DecisionError, PermanentToolError, RunBusyError } from "../errors/error-classes.js";
-import { ERROR_CODES } from "../errors/error-codes.js";
-import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import type { RunEventLog } from "../events/run-event-log.js";
-import type { EventBus } from "../events/runtime-event.js";
-import { getLogger } from "../logging/logger.js";
-import type { CancelScope } from "../loop/cancel-scope.js";
-import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
-import type { LoadedRunState } from "../loop/load-run-state.js";
-import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop.js";
-import { transitionRun } from "../loop/run-status.js";
-import { runStatusOf } from "../loop/termination.js";
-import type { Message } from "../models/message.js";
-import { policyForRun } from "../permissions/run-policy.js";
-import { RunFolder } from "../run-folders/run-folder.js";
-import type { SessionManager, SessionScopeOptions } from "../sessions/session-manager.js";
-import { storeAsJson } from "../sessions/store-as-json.js";
-import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
-import { loadForResume, type PreparedResume } from "./prepare-resume.js";
-import type { ResolvedAgent } from "./resolved-agent.js";
+import type { Message } from "../contracts/message.js";
 import {
   createRunUsage,
   type RunArtifact,
   type RunRecord,
   type RunRequest,
   type RunResult,
-} from "./run-types.js";
-import type { RuntimePlugin } from "./runtime-plugin.js";
+} from "../contracts/run-types.js";
+import type { EventBus } from "../contracts/runtime-event.js";
+import { PermanentToolError, RunBusyError } from "../errors/error-classes.js";
+import { ERROR_CODES } from "../errors/error-codes.js";
+import { KeelError, toErrorDetails } from "../errors/keel-error.js";
+import type { RunEventLog } from "../events/run-event-log.js";
+import { getLogger } from "../logging/logger.js";
+import type { CancelScope } from "../loop/cancel-scope.js";
+import type { ToolDecision } from "../loop/decisions.js";
+import type { ResolvedAgent } from "../loop/resolved-agent.js";
+import { checkResumeDecisions, loadForResume, type PreparedResume } from "../loop/resume/index.js";
+import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop-input.js";
+import { transitionRun } from "../loop/run-status.js";
+import type { RuntimePlugin } from "../loop/runtime-plugin.js";
+import { runStatusOf } from "../loop/termination.js";
+import { policyForRun } from "../permissions/run-policy.js";
+import { RunFolder } from "../run-folders/run-folder.js";
+import type { SessionManager, SessionScopeOptions } from "../sessions/session-manager.js";
+import { storeAsJson } from "../sessions/store-as-json.js";
+import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
 
 export interface ExecuteRequestInput {
   agent: ResolvedAgent;
@@ -115,17 +114,6 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
     .then((result) => finish(input, record, result, stored));
 }
 
-/** Decisions are checked again once the session is held: another process may have decided meanwhile. */
-function checkDecisionsFor(loaded: LoadedRunState, decisions: readonly ToolDecision[]): ToolDecision[] {
-  const { state } = loaded;
-  if (state.phase !== "suspended") {
-    throw new DecisionError(`Run '${state.runId}' is not waiting for a decision`, {
-      hint: "Decide when the run has suspended (status 'waiting')",
-    });
-  }
-  return checkDecisions(state.runId, state.toolCalls, decisions, state.decisionIds ?? []);
-}
-
 /** A resume the store refused once the session was held: the request fails, the run's record is untouched. */
 class ResumeRefused {
   constructor(readonly error: unknown) {}
@@ -205,7 +193,7 @@ function runInSession(
     ready = loadForResume(input.sessionManager, resume, input.agent, input.request.runId).then(
       (found) => {
         if (input.decisions !== undefined)
-          loopInput.decisions = checkDecisionsFor(found.loaded, input.decisions);
+          loopInput.decisions = checkResumeDecisions(found.loaded, input.decisions);
         loopInput.resume = found.loaded;
         loopInput.stored = found.stored;
         stored.sequence = found.stored.sequence;

@@ -1,25 +1,24 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
+import type { PatternFactory } from "../builtins/builtin-patterns.js";
 import type { AgentDefinition } from "../config/app-config-schema.js";
 import type { ContextAssembler } from "../context/context-assembler.js";
+import type { Hook } from "../contracts/hook.js";
+import type { LanguageModel, ModelToolSpec } from "../contracts/language-model.js";
+import { DEFAULT_EXECUTION_SPEC, type Tool, type ToolExecutor } from "../contracts/tool.js";
 import { ConfigError } from "../errors/error-classes.js";
-import type { Hook } from "../loop/hook.js";
 import { PhaseHooks } from "../loop/phase-hooks.js";
+import type { ResolvedAgent } from "../loop/resolved-agent.js";
 import { createStopConditions, type StopConditionSpec } from "../loop/stop-conditions.js";
 import type { Memory } from "../memory/memory.js";
 import { loadMiddleware } from "../middleware/load-middleware.js";
 import { createModel } from "../models/create-model.js";
-import type { LanguageModel, ModelToolSpec } from "../models/language-model.js";
-import type { PatternFactory } from "../patterns/builtin-patterns.js";
 import type { Pattern } from "../patterns/pattern.js";
 import { computeEffectivePolicy, declarationOf, type PolicyInput } from "../permissions/effective-policy.js";
 import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
 import { DEFAULT_LARGE_OUTPUT_BYTES } from "../run-folders/large-output.js";
-import { DEFAULT_EXECUTION_SPEC, type Tool } from "../tools/tool.js";
-import type { ToolExecutor } from "../tools/tool-executor.js";
 import { toolsOfEntry } from "../tools/toolset.js";
 import { memoryWriteModeOf } from "../toolsets/memory/memory-toolset.js";
-import type { ResolvedAgent } from "./resolved-agent.js";
 
 export interface LoadAgentOptions {
   baseDir: string;

@@ -1,6 +1,6 @@
+import type { RuntimeEvent } from "../contracts/runtime-event.js";
 import { RunEventsLostError } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
-import type { RuntimeEvent } from "../events/runtime-event.js";
 import { chunkKindOf, type RunStreamChunk, toStreamChunk } from "./stream-chunk.js";
 
 export interface ReadOptions {

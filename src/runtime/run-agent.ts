@@ -1,5 +1,5 @@
 import type { AppConfig } from "../config/app-config-schema.js";
-import type { RunRequest, RunResult } from "./run-types.js";
+import type { RunRequest, RunResult } from "../contracts/run-types.js";
 import { Runtime } from "./runtime.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
 

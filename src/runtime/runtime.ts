@@ -1,33 +1,45 @@
 // The facade lists the whole public surface of RT-5; its work is delegated to execute-request and load-agent.
 import { randomUUID } from "node:crypto";
 import path from "node:path";
+import { registerBuiltins } from "../builtins/register-builtins.js";
 import type { AppConfig } from "../config/app-config-schema.js";
 import { loadConfig, parseConfig } from "../config/load-config.js";
 import { nearMatch } from "../config/near-match.js";
-import { ConfigError, DecisionError, RunBusyError, RunNotCompletedError } from "../errors/error-classes.js";
+import type {
+  RunRecord,
+  RunRequest,
+  RunResult,
+  RunStatus,
+  TerminationReason,
+} from "../contracts/run-types.js";
+import type { EventBus } from "../contracts/runtime-event.js";
+import type { Tool } from "../contracts/tool.js";
+import { ConfigError, RunBusyError, RunNotCompletedError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { RunEventLog } from "../events/run-event-log.js";
-import type { EventBus } from "../events/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import { CancelScope } from "../loop/cancel-scope.js";
-import { checkDecisions, type ToolDecision } from "../loop/decisions.js";
-import { type LoadedRunState, loadRunState } from "../loop/load-run-state.js";
+import type { ToolDecision } from "../loop/decisions.js";
+import type { ResolvedAgent } from "../loop/resolved-agent.js";
+import {
+  checkResumeDecisions,
+  type LoadedRunState,
+  loadSuspension,
+  type PreparedResume,
+  prepareResume,
+  resumeSessionId,
+} from "../loop/resume/index.js";
 import { parseCheckpointId, type RunState } from "../loop/run-state.js";
+import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { policyForRun } from "../permissions/run-policy.js";
 import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
-import { registerBuiltins } from "../plugins/register-builtins.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { type AgentAsToolOptions, agentAsTool } from "../tools/agent-as-tool.js";
-import type { Tool } from "../tools/tool.js";
 import { executeRequest } from "./execute-request.js";
 import { loadAgent } from "./load-agent.js";
-import { type PreparedResume, prepareResume } from "./prepare-resume.js";
 import { type ReadOptions, RunChunkIterator, replayEvents } from "./read-run-events.js";
-import type { ResolvedAgent } from "./resolved-agent.js";
-import type { RunRecord, RunRequest, RunResult, RunStatus, TerminationReason } from "./run-types.js";
-import type { RuntimePlugin } from "./runtime-plugin.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
 
 interface Components {
@@ -293,7 +305,7 @@ export class Runtime {
     const live = this.liveRuns.get(runId);
     if (live !== undefined) await live.done.catch(noop);
     const waiting = await this.waitingCheckpoint(runId);
-    const fresh = checkDecisions(runId, waiting.state.toolCalls, decisions, waiting.state.decisionIds ?? []);
+    const fresh = checkResumeDecisions(waiting, decisions);
     if (fresh.length === 0) return waitingResult(waiting.record, waiting.state);
     const started = await this.startRun(
       { agentId: waiting.record.agentId, inputText: "", resumeFromCheckpoint: waiting.checkpointId },
@@ -305,32 +317,7 @@ export class Runtime {
   /** The suspension checkpoint of a run that waits for decisions; anything else is a `DecisionError`. */
   private async waitingCheckpoint(runId: string): Promise<LoadedRunState> {
     await this.ready();
-    const record = await this.sessionManager.getRun(runId);
-    if (record === null)
-      throw new DecisionError(`Unknown run '${runId}'`, {
-        hint: "listRuns() shows the runs this store knows",
-      });
-    if (record.status !== "waiting") {
-      throw new DecisionError(
-        `Run '${runId}' is not waiting for a decision (it is ${record.status}${record.stopReason ? `, ${record.stopReason}` : ""})`,
-        {
-          hint:
-            record.status === "done"
-              ? "The run has finished; a decision can no longer change it"
-              : "The run is running in another process; decide once it has suspended",
-          context: { runId },
-        },
-      );
-    }
-    const checkpoints = await this.listRunCheckpoints(runId);
-    const loaded = await loadRunState(this.sessionManager, checkpoints[checkpoints.length - 1] ?? "", {});
-    if (loaded.state.phase !== "suspended") {
-      throw new DecisionError(`Run '${runId}' has no suspended step to decide`, {
-        hint: "Its latest checkpoint is not a suspension; resume it with resumeRun()",
-        context: { runId },
-      });
-    }
-    return loaded;
+    return loadSuspension(this.sessionManager, runId);
   }
 
   /**
@@ -448,15 +435,7 @@ export class Runtime {
   /** A resumed run stays in its session; a branch may move to another. */
   private sessionOf(request: RunRequest, resume: PreparedResume | undefined): string {
     if (resume === undefined) return request.sessionId ?? `session-${newId()}`;
-    if (resume.sameRun && request.sessionId !== undefined && request.sessionId !== resume.sessionId) {
-      throw new ConfigError(
-        `Checkpoint '${resume.checkpointId}' belongs to session '${resume.sessionId}', not '${request.sessionId}'`,
-        {
-          hint: "Leave sessionId out when resuming a run, or give a new runId to branch into another session",
-        },
-      );
-    }
-    return request.sessionId ?? resume.sessionId;
+    return resumeSessionId(resume, request.sessionId);
   }
 
   /**

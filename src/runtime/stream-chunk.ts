@@ -1,5 +1,5 @@
-import type { RuntimeEvent } from "../events/runtime-event.js";
-import type { RunResult } from "./run-types.js";
+import type { RunResult } from "../contracts/run-types.js";
+import type { RuntimeEvent } from "../contracts/runtime-event.js";
 
 /** The chunk kinds of `stream()` (RT-8); every other event name in `EVENT_SCHEMAS` also appears as itself. */
 export const RunStreamChunkKind = {

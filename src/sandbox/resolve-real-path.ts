@@ -1,5 +1,4 @@
-import type { Stats } from "node:fs";
-import { lstatSync, readlinkSync } from "node:fs";
+import { lstatSync, readlinkSync, type Stats } from "node:fs";
 import path from "node:path";
 
 /** Where a path really leads, symlinks followed, whether or not its last components exist yet. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { RuntimeEvent } from "../events/runtime-event.js";
+import { registerSessionBuiltins } from "../builtins/builtin-session-managers.js";
+import { RuntimeEvent } from "../contracts/runtime-event.js";
 import { getPlugin } from "../plugins/plugin-registry.js";
 import { describeSessionManagerConformance } from "../testing/session-manager-conformance.js";
-import { registerSessionBuiltins } from "./builtin-session-managers.js";
 import { InMemorySessionManager } from "./in-memory-session-manager.js";
 
 describeSessionManagerConformance("in_memory", () => new InMemorySessionManager());

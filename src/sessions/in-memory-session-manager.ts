@@ -1,6 +1,6 @@
-import type { RuntimeEvent } from "../events/runtime-event.js";
-import type { Message } from "../models/message.js";
-import type { RunRecord, RunStatus } from "../runtime/run-types.js";
+import type { Message } from "../contracts/message.js";
+import type { RunRecord, RunStatus } from "../contracts/run-types.js";
+import type { RuntimeEvent } from "../contracts/runtime-event.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "./session-lock.js";
 import type {
   CheckpointCommit,

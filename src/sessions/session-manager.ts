@@ -1,15 +1,11 @@
-import type { RuntimeEvent } from "../events/runtime-event.js";
-import type { Message } from "../models/message.js";
-import type { RunRecord, RunStatus } from "../runtime/run-types.js";
+import type { Message } from "../contracts/message.js";
+import type { RunRecord, RunStatus } from "../contracts/run-types.js";
+import type { RuntimeEvent } from "../contracts/runtime-event.js";
+import type { SessionArtifact } from "../contracts/session-artifact.js";
 
 export const SESSION_SCHEMA_VERSION = 1;
 
-export interface SessionArtifact {
-  name: string;
-  kind: string;
-  payload: unknown;
-  metadata: Record<string, unknown>;
-}
+export type { SessionArtifact };
 
 export interface SessionCheckpoint {
   schemaVersion: number;

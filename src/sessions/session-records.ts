@@ -1,7 +1,7 @@
+import type { RunRecord } from "../contracts/run-types.js";
+import type { RuntimeEvent } from "../contracts/runtime-event.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError } from "../errors/keel-error.js";
-import type { RuntimeEvent } from "../events/runtime-event.js";
-import type { RunRecord } from "../runtime/run-types.js";
 import { SESSION_SCHEMA_VERSION, type SessionCheckpoint } from "./session-manager.js";
 
 /** Shared by every store: the record forms and lookups each of them would otherwise write again. */

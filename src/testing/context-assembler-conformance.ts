@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { ContextAssembler, ContextAssemblyInput } from "../context/context-assembler.js";
-import { approximateTokens } from "../models/language-model.js";
-import { type Message, messageText } from "../models/message.js";
-import type { RunRequest } from "../runtime/run-types.js";
+import { approximateTokens } from "../contracts/language-model.js";
+import { type Message, messageText } from "../contracts/message.js";
+import type { RunRequest } from "../contracts/run-types.js";
 import { InMemorySessionManager } from "../sessions/in-memory-session-manager.js";
 import type { SessionArtifact, SessionManager } from "../sessions/session-manager.js";
 

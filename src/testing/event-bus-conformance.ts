@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type EventBus, RuntimeEvent } from "../events/runtime-event.js";
+import { type EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
 import { type Logger, setLogger } from "../logging/logger.js";
 
 /** Options of {@link describeEventBusConformance}. */

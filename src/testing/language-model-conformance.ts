@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { KeelError } from "../errors/keel-error.js";
 import {
   isLanguageModel,
   type LanguageModel,
   MODEL_SPECIFICATION_VERSION,
   type ModelRequest,
   type ModelStreamPart,
-} from "../models/language-model.js";
-import type { Message } from "../models/message.js";
+} from "../contracts/language-model.js";
+import type { Message } from "../contracts/message.js";
+import { KeelError } from "../errors/keel-error.js";
 
 type ModelFactory = () => Promise<LanguageModel> | LanguageModel;
 

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { RunContext, ToolResultRecord } from "../loop/run-context.js";
+import type { Message } from "../contracts/message.js";
+import type { RunContext, ToolResultRecord } from "../contracts/tool.js";
 import type { Memory } from "../memory/memory.js";
-import type { Message } from "../models/message.js";
 
 /** Options of {@link describeMemoryConformance}. */
 export interface MemoryConformanceOptions {

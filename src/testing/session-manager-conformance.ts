@@ -1,9 +1,9 @@
 // Long because it is the whole DR-1 contract every store must meet, in one suite.
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, type TestContext } from "vitest";
-import { RuntimeEvent } from "../events/runtime-event.js";
-import type { Message } from "../models/message.js";
-import type { RunRecord } from "../runtime/run-types.js";
+import type { Message } from "../contracts/message.js";
+import type { RunRecord } from "../contracts/run-types.js";
+import { RuntimeEvent } from "../contracts/runtime-event.js";
 import {
   type CheckpointCommit,
   type CheckpointCommitter,

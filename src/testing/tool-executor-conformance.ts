@@ -1,19 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PermanentToolError, ToolCancelledError, ToolTimeoutError } from "../errors/error-classes.js";
-import { KeelError } from "../errors/keel-error.js";
 import {
   DEFAULT_EXECUTION_SPEC,
+  isBatchToolExecutor,
   type StreamingTool,
   type Tool,
   type ToolContext,
-  type ToolExecutionSpec,
-} from "../tools/tool.js";
-import {
-  isBatchToolExecutor,
   type ToolExecutionRequest,
   type ToolExecutionResult,
+  type ToolExecutionSpec,
   type ToolExecutor,
-} from "../tools/tool-executor.js";
+} from "../contracts/tool.js";
+import { PermanentToolError, ToolCancelledError, ToolTimeoutError } from "../errors/error-classes.js";
+import { KeelError } from "../errors/keel-error.js";
 
 /** Options of {@link describeToolExecutorConformance}. */
 export interface ToolExecutorConformanceOptions {

@@ -1,11 +1,11 @@
 import { z } from "zod";
+import type { RunRecord, RunRequest, RunResult, SuspendedToolCall } from "../contracts/run-types.js";
+import type { JsonSchema, Tool, ToolContext, ValidationOutcome } from "../contracts/tool.js";
+import type { ToolDecision } from "../contracts/tool-decision.js";
 import { ToolError } from "../errors/error-classes.js";
-import type { ToolDecision } from "../loop/decisions.js";
 import type { PluginDefinition } from "../plugins/plugin-registry.js";
-import type { RunRecord, RunRequest, RunResult, SuspendedToolCall } from "../runtime/run-types.js";
 import { BaseTool } from "./base-tool.js";
 import { SuspendToolCall } from "./suspend-tool-call.js";
-import type { JsonSchema, Tool, ToolContext, ValidationOutcome } from "./tool.js";
 
 /** What an agent tool needs of the runtime: run an agent, decide for it, look up its runs. */
 export interface AgentRunner {

@@ -1,7 +1,6 @@
+import type { BackgroundTool, JobHandle, ToolExecutionRequest } from "../contracts/tool.js";
 import { ToolCancelledError, ToolError } from "../errors/error-classes.js";
 import { getLogger } from "../logging/logger.js";
-import type { BackgroundTool, JobHandle } from "./tool.js";
-import type { ToolExecutionRequest } from "./tool-executor.js";
 
 /** How often a background job is polled: the first wait, doubled after each poll up to the cap. */
 export interface BackgroundPollOptions {

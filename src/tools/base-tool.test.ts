@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { RunContext } from "../loop/run-context.js";
+import {
+  DEFAULT_EXECUTION_SPEC,
+  isBatchTool,
+  type RunContext,
+  type ToolContext,
+  type ToolExecutionSpec,
+} from "../contracts/tool.js";
 import { BaseTool } from "./base-tool.js";
-import { DEFAULT_EXECUTION_SPEC, isBatchTool, type ToolContext, type ToolExecutionSpec } from "./tool.js";
 
 const ctx = {} as ToolContext;
 

@@ -1,13 +1,13 @@
-import type { RunContext } from "../loop/run-context.js";
 import {
   type BatchItem,
   type BatchResult,
   DEFAULT_EXECUTION_SPEC,
   type JsonSchema,
+  type RunContext,
   type Tool,
   type ToolContext,
   type ToolExecutionSpec,
-} from "./tool.js";
+} from "../contracts/tool.js";
 
 /**
  * A class to extend for full tools (TL-1). Every member but `invoke` has the default the spec names:

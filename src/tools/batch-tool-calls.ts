@@ -1,23 +1,21 @@
+import {
+  type BatchItem,
+  type BatchResult,
+  type BatchTool,
+  type BatchToolExecutor,
+  isBatchTool,
+  isBatchToolExecutor,
+  isToolResult,
+  type Tool,
+  type ToolExecutionRequest,
+  type ToolExecutionResult,
+  type ToolExecutor,
+} from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
 import { BaseTool } from "./base-tool.js";
 import { executeToolCall } from "./execute-tool-call.js";
 import { asToolError } from "./executors/safe-tool-executor.js";
 import { isSuspendToolCall } from "./suspend-tool-call.js";
-import {
-  type BatchItem,
-  type BatchResult,
-  type BatchTool,
-  isBatchTool,
-  isToolResult,
-  type Tool,
-} from "./tool.js";
-import {
-  type BatchToolExecutor,
-  isBatchToolExecutor,
-  type ToolExecutionRequest,
-  type ToolExecutionResult,
-  type ToolExecutor,
-} from "./tool-executor.js";
 
 /**
  * Whether a tool batches natively: it has `invokeBatch` of its own. `BaseTool`'s default only loops `invoke`,

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool } from "./define-tool.js";
 import {
   DEFAULT_EXECUTION_SPEC,
   isStreamingTool,
   normalizeApprovalMode,
   type Tool,
   type ToolContext,
-} from "./tool.js";
+} from "../contracts/tool.js";
+import { defineTool } from "./define-tool.js";
 
 const ctx = {} as ToolContext;
 

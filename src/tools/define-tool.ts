@@ -1,6 +1,4 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { isStandardSchema, type SchemaLike, toToolInputSchema } from "../schema/to-json-schema.js";
-import { formatIssues, validateWithSchema } from "../schema/validate-with-schema.js";
 import {
   DEFAULT_EXECUTION_SPEC,
   type JsonSchema,
@@ -12,7 +10,9 @@ import {
   type ToolExecutionSpec,
   type ToolStreamPart,
   type ValidationOutcome,
-} from "./tool.js";
+} from "../contracts/tool.js";
+import { isStandardSchema, type SchemaLike, toToolInputSchema } from "../schema/to-json-schema.js";
+import { formatIssues, validateWithSchema } from "../schema/validate-with-schema.js";
 
 /** The params type a schema validates to; without a typed schema, a plain object of arguments. */
 type InferInput<S> = [S] extends [StandardSchemaV1<unknown, infer Output>]

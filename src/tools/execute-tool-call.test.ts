@@ -1,12 +1,18 @@
 import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_EXECUTION_SPEC,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionRequest,
+  type ToolExecutionStreamPart,
+  type ToolStreamPart,
+} from "../contracts/tool.js";
 import { ToolUnavailableError } from "../errors/error-classes.js";
 import { CancelScope } from "../loop/cancel-scope.js";
 import { executeToolCall } from "./execute-tool-call.js";
 import { ConcurrentBatchToolExecutor } from "./executors/concurrent-batch-tool-executor.js";
 import { RetryToolExecutor } from "./executors/retry-tool-executor.js";
 import { SafeToolExecutor } from "./executors/safe-tool-executor.js";
-import { DEFAULT_EXECUTION_SPEC, type Tool, type ToolContext, type ToolStreamPart } from "./tool.js";
-import type { ToolExecutionRequest, ToolExecutionStreamPart } from "./tool-executor.js";
 
 /** A request over a real CancelScope whose context records the deltas sent through `emitDelta`. */
 function makeRequest(

@@ -1,12 +1,12 @@
-import { ToolError } from "../errors/error-classes.js";
-import { isStreamingTool } from "./tool.js";
 import {
+  isStreamingTool,
   isStreamingToolExecutor,
   type ToolExecutionRequest,
   type ToolExecutionResult,
   type ToolExecutionStreamPart,
   type ToolExecutor,
-} from "./tool-executor.js";
+} from "../contracts/tool.js";
+import { ToolError } from "../errors/error-classes.js";
 
 /**
  * Run one call through `executor`. A streaming tool goes through the executor's `executeStream` when it has one:

@@ -1,5 +1,5 @@
+import { isToolResult } from "../contracts/tool.js";
 import { toJsonSafe } from "./to-json-value.js";
-import { isToolResult } from "./tool.js";
 
 /** The text the model sees for a tool's data: strings as they are, everything else as JSON. */
 export function formatToolResult(data: unknown): string {

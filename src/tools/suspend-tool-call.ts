@@ -1,4 +1,4 @@
-import type { ResumeMode } from "../runtime/run-types.js";
+import type { ResumeMode } from "../contracts/run-types.js";
 
 /**
  * Thrown by a tool to suspend its own call until a decision arrives (for example a tool that needs a person

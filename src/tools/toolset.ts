@@ -1,5 +1,5 @@
+import type { Tool } from "../contracts/tool.js";
 import { PluginLoadError } from "../errors/error-classes.js";
-import type { Tool } from "./tool.js";
 
 /**
  * A group of related tools one config entry contributes (SB-1): `{"id": "fs", "type": "filesystem"}` gives

@@ -1,9 +1,9 @@
+import type { LanguageModel } from "../../src/contracts/language-model.js";
+import type { RunArtifact } from "../../src/contracts/run-types.js";
+import type { ToolContext } from "../../src/contracts/tool.js";
 import type { AsyncEventBus } from "../../src/events/async-event-bus.js";
 import type { McpTool, McpToolset } from "../../src/mcp/mcp-toolset.js";
-import type { LanguageModel } from "../../src/models/language-model.js";
-import type { RunArtifact } from "../../src/runtime/run-types.js";
 import { Runtime } from "../../src/runtime/runtime.js";
-import type { ToolContext } from "../../src/tools/tool.js";
 
 /**
  * What the MCP tests share: finding a toolset's tool by the server's name, calling it outside a run, waiting for

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
+import type { ToolContext } from "../../src/contracts/tool.js";
 import { createSandboxProvider } from "../../src/sandbox/sandbox-provider.js";
-import type { ToolContext } from "../../src/tools/tool.js";
 
 /** A fresh workspace folder (removed after the file's tests) and a sandbox rooted there. Call at top level. */
 export function shellWorkspace(prefix: string) {

@@ -1,5 +1,5 @@
+import type { SuspendedToolCall } from "../../contracts/run-types.js";
 import type { ToolDecision } from "../../loop/decisions.js";
-import type { SuspendedToolCall } from "../../runtime/run-types.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import type { OutputStream } from "./validate.js";

@@ -1,8 +1,8 @@
 import { styleText } from "node:util";
 import { formatConfigError } from "../../config/config-issues.js";
+import type { RunRecord, RunResult, StopReason } from "../../contracts/run-types.js";
 import { ConfigError } from "../../errors/error-classes.js";
 import { type ErrorDetails, KeelError, toErrorDetails } from "../../errors/keel-error.js";
-import type { RunRecord, RunResult, StopReason } from "../../runtime/run-types.js";
 import { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import { InMemorySessionManager } from "../../sessions/in-memory-session-manager.js";

@@ -1,4 +1,4 @@
-import type { RunStatus } from "../../runtime/run-types.js";
+import type { RunStatus } from "../../contracts/run-types.js";
 import { Runtime } from "../../runtime/runtime.js";
 import type { OutputStream } from "./validate.js";
 

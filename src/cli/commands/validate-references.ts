@@ -1,3 +1,4 @@
+import { registerBuiltins } from "../../builtins/register-builtins.js";
 import type { AppConfig } from "../../config/app-config-schema.js";
 import { formatConfigPath } from "../../config/config-issues.js";
 import type { ConfigIssue } from "../../errors/error-classes.js";
@@ -5,7 +6,6 @@ import { KeelError } from "../../errors/keel-error.js";
 import { createModel } from "../../models/create-model.js";
 import { checkPluginRef, isPluginRef } from "../../plugins/load-plugin.js";
 import type { PluginKind } from "../../plugins/plugin-registry.js";
-import { registerBuiltins } from "../../plugins/register-builtins.js";
 
 export interface CheckReferencesOptions {
   /** Where relative `impl` specifiers resolve: the config file's directory. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../../test/support/fake-model-server.js";
+import type { ModelStreamPart } from "../../contracts/language-model.js";
 import {
   ConfigError,
   LLMConnectionError,
@@ -7,7 +8,6 @@ import {
   LLMResponseError,
 } from "../../errors/error-classes.js";
 import type { KeelError } from "../../errors/keel-error.js";
-import type { ModelStreamPart } from "../language-model.js";
 import { modelErrorType, retryModelStream } from "./retry-model-stream.js";
 import { resolveRetryPolicy } from "./retry-policy.js";
 

@@ -1,6 +1,6 @@
+import type { ModelErrorType, ModelStreamPart } from "../../contracts/language-model.js";
 import { LLMConnectionError, LLMRateLimitError, LLMResponseError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
-import type { ModelErrorType, ModelStreamPart } from "../language-model.js";
 import type { ModelClock } from "./model-clock.js";
 import { type RetryPolicy, retryDelayMs } from "./retry-policy.js";
 

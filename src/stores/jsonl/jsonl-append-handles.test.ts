@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { RuntimeEvent } from "../../events/runtime-event.js";
+import { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { AppendHandles } from "./append-handles.js";
 import { encodeFileName } from "./encode-file-name.js";
 import { JsonlFileSessionManager } from "./jsonl-file-session-manager.js";

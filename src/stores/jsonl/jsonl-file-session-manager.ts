@@ -1,10 +1,10 @@
 import type { Stats } from "node:fs";
 import { mkdir, readdir, rm, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
+import type { Message } from "../../contracts/message.js";
+import type { RunRecord, RunStatus } from "../../contracts/run-types.js";
+import type { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { KeelError } from "../../errors/keel-error.js";
-import type { RuntimeEvent } from "../../events/runtime-event.js";
-import type { Message } from "../../models/message.js";
-import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
 import {
   type CheckpointCommit,

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { RuntimeEvent } from "../../events/runtime-event.js";
+import { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
 
 // Frozen files written by hand for schemaVersion 1 and never regenerated: if a change to the store stops

@@ -2,8 +2,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFile
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import type { Message } from "../../contracts/message.js";
 import { type Logger, setLogger } from "../../logging/logger.js";
-import type { Message } from "../../models/message.js";
 import { JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
 
 const root = mkdtempSync(join(tmpdir(), "keel-jsonl-recovery-"));

@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
 import { z } from "zod";
-import type { PluginDefinition } from "../../plugins/plugin-registry.js";
-import { registerBuiltin } from "../../plugins/plugin-registry.js";
+import { type PluginDefinition, registerBuiltin } from "../../plugins/plugin-registry.js";
 import type { SessionManager } from "../../sessions/session-manager.js";
 import { DEFAULT_MAX_LINE_BYTES, JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
 

@@ -1,6 +1,6 @@
-import { RuntimeEvent } from "../../events/runtime-event.js";
-import type { Message } from "../../models/message.js";
-import type { RunRecord } from "../../runtime/run-types.js";
+import type { Message } from "../../contracts/message.js";
+import type { RunRecord } from "../../contracts/run-types.js";
+import { RuntimeEvent } from "../../contracts/runtime-event.js";
 import type { SessionArtifact, SessionCheckpoint } from "../../sessions/session-manager.js";
 import { corruptRecordError, type JsonlFileMark, type JsonlRecord } from "./read-jsonl-file.js";
 

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { RuntimeEvent } from "../../events/runtime-event.js";
-import type { Message } from "../../models/message.js";
+import type { Message } from "../../contracts/message.js";
+import { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { getPlugin } from "../../plugins/plugin-registry.js";
 import { describeSessionManagerConformance } from "../../testing/session-manager-conformance.js";
 import { migrate, POSTGRES_MIGRATIONS } from "./migrations.js";

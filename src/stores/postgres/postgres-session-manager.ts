@@ -1,9 +1,9 @@
 // Long because it is the whole DR-1 seam over SQL: one method per SessionManager call, each one statement.
 import type { Pool, QueryResultRow } from "pg";
+import type { Message } from "../../contracts/message.js";
+import type { RunRecord, RunStatus } from "../../contracts/run-types.js";
+import { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { KeelError } from "../../errors/keel-error.js";
-import { RuntimeEvent } from "../../events/runtime-event.js";
-import type { Message } from "../../models/message.js";
-import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
 import { enterSessionScope } from "../../sessions/enter-session-scope.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
 import {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { RuntimeEvent } from "../../events/runtime-event.js";
+import { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { describeSessionManagerConformance } from "../../testing/session-manager-conformance.js";
 import { openSqliteDatabase } from "./open-sqlite-database.js";
 import { SQLITE_STORE_CONFIG } from "./register-sqlite-store.js";

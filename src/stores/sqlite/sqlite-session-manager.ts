@@ -1,11 +1,11 @@
 // Long because it is the whole DR-1 seam over SQL: one method per SessionManager call.
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import type { Message } from "../../contracts/message.js";
+import type { RunRecord, RunStatus } from "../../contracts/run-types.js";
+import { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { PluginConfigError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
-import { RuntimeEvent } from "../../events/runtime-event.js";
-import type { Message } from "../../models/message.js";
-import type { RunRecord, RunStatus } from "../../runtime/run-types.js";
 import { enterSessionScope, type HeldScope } from "../../sessions/enter-session-scope.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
 import {

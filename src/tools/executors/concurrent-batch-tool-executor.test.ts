@@ -1,7 +1,13 @@
 import { describe, expect, it, vi } from "vitest";
+import {
+  DEFAULT_EXECUTION_SPEC,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionRequest,
+  type ToolExecutionResult,
+  type ToolExecutor,
+} from "../../contracts/tool.js";
 import { CancelScope } from "../../loop/cancel-scope.js";
-import { DEFAULT_EXECUTION_SPEC, type Tool, type ToolContext } from "../tool.js";
-import type { ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
 import {
   ConcurrentBatchToolExecutor,
   concurrentBatchToolExecutorConfigSchema,

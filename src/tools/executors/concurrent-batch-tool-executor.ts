@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { executeStreamOf, executeToolCall } from "../execute-tool-call.js";
 import type {
   BatchToolExecutor,
   StreamingToolExecutor,
@@ -7,7 +6,8 @@ import type {
   ToolExecutionResult,
   ToolExecutionStreamPart,
   ToolExecutor,
-} from "../tool-executor.js";
+} from "../../contracts/tool.js";
+import { executeStreamOf, executeToolCall } from "../execute-tool-call.js";
 
 export const concurrentBatchToolExecutorConfigSchema = z.object({
   inner: z.unknown().default({ type: "safe" }),

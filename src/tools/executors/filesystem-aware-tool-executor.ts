@@ -1,16 +1,16 @@
 import { z } from "zod";
-import { ToolError } from "../../errors/error-classes.js";
-import { KeelError } from "../../errors/keel-error.js";
-import type { SandboxAccess } from "../../sandbox/sandbox.js";
-import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
-import { executeStreamOf } from "../execute-tool-call.js";
 import type {
   StreamingToolExecutor,
   ToolExecutionRequest,
   ToolExecutionResult,
   ToolExecutionStreamPart,
   ToolExecutor,
-} from "../tool-executor.js";
+} from "../../contracts/tool.js";
+import { ToolError } from "../../errors/error-classes.js";
+import { KeelError } from "../../errors/keel-error.js";
+import type { SandboxAccess } from "../../sandbox/sandbox.js";
+import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
+import { executeStreamOf } from "../execute-tool-call.js";
 
 export const filesystemAwareToolExecutorConfigSchema = z.object({
   inner: z.unknown().default({ type: "safe" }),

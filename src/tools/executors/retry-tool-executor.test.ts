@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
+  DEFAULT_EXECUTION_SPEC,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionRequest,
+  type ToolExecutionResult,
+  type ToolExecutor,
+} from "../../contracts/tool.js";
+import {
   LLMRateLimitError,
   ToolError,
   ToolRateLimitError,
@@ -8,8 +16,6 @@ import {
   ToolValidationError,
 } from "../../errors/error-classes.js";
 import { CancelScope } from "../../loop/cancel-scope.js";
-import { DEFAULT_EXECUTION_SPEC, type Tool, type ToolContext } from "../tool.js";
-import type { ToolExecutionRequest, ToolExecutionResult, ToolExecutor } from "../tool-executor.js";
 import {
   RetryToolExecutor,
   type RetryToolExecutorOptions,

@@ -1,13 +1,13 @@
 import { z } from "zod";
-import { isRetryable } from "../../errors/keel-error.js";
-import { executeStreamOf, missingResult } from "../execute-tool-call.js";
 import type {
   StreamingToolExecutor,
   ToolExecutionRequest,
   ToolExecutionResult,
   ToolExecutionStreamPart,
   ToolExecutor,
-} from "../tool-executor.js";
+} from "../../contracts/tool.js";
+import { isRetryable } from "../../errors/keel-error.js";
+import { executeStreamOf, missingResult } from "../execute-tool-call.js";
 
 export const retryToolExecutorConfigSchema = z.object({
   inner: z.unknown().default({ type: "safe" }),

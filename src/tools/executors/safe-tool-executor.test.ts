@@ -1,5 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import {
+  DEFAULT_EXECUTION_SPEC,
+  type Tool,
+  type ToolContext,
+  type ToolExecutionRequest,
+  type ToolExecutionResult,
+  type ToolExecutionSpec,
+  type ToolStreamPart,
+} from "../../contracts/tool.js";
+import {
   ToolCancelledError,
   ToolError,
   ToolTimeoutError,
@@ -9,14 +18,6 @@ import { KeelError } from "../../errors/keel-error.js";
 import { CancelScope } from "../../loop/cancel-scope.js";
 import { deadlines } from "../../util/deadline-queue.js";
 import { SuspendToolCall } from "../suspend-tool-call.js";
-import {
-  DEFAULT_EXECUTION_SPEC,
-  type Tool,
-  type ToolContext,
-  type ToolExecutionSpec,
-  type ToolStreamPart,
-} from "../tool.js";
-import type { ToolExecutionRequest, ToolExecutionResult } from "../tool-executor.js";
 import { asToolError, isPromiseLike, SafeToolExecutor } from "./safe-tool-executor.js";
 
 interface TestRequest extends ToolExecutionRequest {

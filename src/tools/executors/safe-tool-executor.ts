@@ -1,16 +1,19 @@
 import { z } from "zod";
+import {
+  isBackgroundTool,
+  isStreamingTool,
+  isToolResult,
+  type StreamingToolExecutor,
+  type ToolExecutionRequest,
+  type ToolExecutionResult,
+  type ToolExecutionStreamPart,
+  type ToolStreamPart,
+} from "../../contracts/tool.js";
 import { ToolCancelledError, ToolError, ToolTimeoutError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { deadlines } from "../../util/deadline-queue.js";
 import { type BackgroundPollOptions, DEFAULT_BACKGROUND_POLL, runBackgroundJob } from "../background-job.js";
 import { isSuspendToolCall } from "../suspend-tool-call.js";
-import { isBackgroundTool, isStreamingTool, isToolResult, type ToolStreamPart } from "../tool.js";
-import type {
-  StreamingToolExecutor,
-  ToolExecutionRequest,
-  ToolExecutionResult,
-  ToolExecutionStreamPart,
-} from "../tool-executor.js";
 
 export const safeToolExecutorConfigSchema = z.object({
   default_timeout_ms: z.number().int().positive().default(30_000),

@@ -1,7 +1,7 @@
 import { z } from "zod";
+import type { Tool, ToolResult } from "../../contracts/tool.js";
 import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
 import { defineTool } from "../../tools/define-tool.js";
-import type { Tool, ToolResult } from "../../tools/tool.js";
 import { okResult } from "./tool-result.js";
 
 /**

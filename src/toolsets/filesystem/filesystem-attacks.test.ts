@@ -16,11 +16,11 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Tool, ToolContext } from "../../contracts/tool.js";
 import { ERROR_CODES } from "../../errors/error-codes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { procFdAvailable } from "../../sandbox/open-verified.js";
 import { type CheckedPath, Sandbox } from "../../sandbox/sandbox.js";
-import type { Tool, ToolContext } from "../../tools/tool.js";
 import { createFilesystemToolset } from "./filesystem-toolset.js";
 
 /**

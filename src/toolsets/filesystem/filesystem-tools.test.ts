@@ -10,13 +10,13 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { registerBuiltins } from "../../builtins/register-builtins.js";
+import type { Tool, ToolContext, ToolResult } from "../../contracts/tool.js";
 import { PluginConfigError } from "../../errors/error-classes.js";
 import { ERROR_CODES } from "../../errors/error-codes.js";
 import { setLogger } from "../../logging/logger.js";
 import { loadPlugin } from "../../plugins/load-plugin.js";
-import { registerBuiltins } from "../../plugins/register-builtins.js";
 import type { SandboxSettings } from "../../sandbox/sandbox-provider.js";
-import type { Tool, ToolContext, ToolResult } from "../../tools/tool.js";
 import { isToolset, type Toolset } from "../../tools/toolset.js";
 import { createFilesystemToolset, type FilesystemToolsetOptions } from "./filesystem-toolset.js";
 import type { GrepFilesData } from "./grep-files-tool.js";

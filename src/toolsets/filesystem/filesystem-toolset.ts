@@ -1,6 +1,6 @@
 import { z } from "zod";
+import type { Tool } from "../../contracts/tool.js";
 import type { PluginDefinition, PluginFactoryContext } from "../../plugins/plugin-registry.js";
-import { registerBuiltin } from "../../plugins/plugin-registry.js";
 import { DEFAULT_SANDBOX_LIMITS } from "../../sandbox/sandbox.js";
 import {
   createSandboxProvider,
@@ -8,7 +8,6 @@ import {
   type SandboxSettings,
   sandboxSettingsFromConfig,
 } from "../../sandbox/sandbox-provider.js";
-import type { Tool } from "../../tools/tool.js";
 import type { Toolset } from "../../tools/toolset.js";
 import { createDeleteFileTool } from "./delete-file-tool.js";
 import { createGrepFilesTool, type GrepLimits } from "./grep-files-tool.js";
@@ -116,8 +115,3 @@ export const filesystemToolPlugins: PluginDefinition<Tool>[] = FILESYSTEM_TOOL_N
       tools: [name],
     }).tools()[0]!,
 }));
-
-export function registerFilesystemBuiltins(): void {
-  registerBuiltin(filesystemToolsetPlugin);
-  for (const plugin of filesystemToolPlugins) registerBuiltin(plugin);
-}

@@ -1,8 +1,8 @@
 import { z } from "zod";
+import type { Tool, ToolResult } from "../../contracts/tool.js";
 import type { ListEntry } from "../../sandbox/sandbox.js";
 import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
 import { defineTool } from "../../tools/define-tool.js";
-import type { Tool, ToolResult } from "../../tools/tool.js";
 import { okResult } from "./tool-result.js";
 
 export interface ListFilesData {

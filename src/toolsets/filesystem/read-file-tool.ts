@@ -1,8 +1,8 @@
 import { z } from "zod";
+import type { Tool, ToolResult } from "../../contracts/tool.js";
 import type { ReadResult } from "../../sandbox/sandbox.js";
 import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
 import { defineTool } from "../../tools/define-tool.js";
-import type { Tool, ToolResult } from "../../tools/tool.js";
 import { okResult } from "./tool-result.js";
 
 /** `read_file(path, offset?, limit?)` (SB-1): bounded, with `truncated` and the total size. */

@@ -1,4 +1,4 @@
-import type { ToolResult } from "../../tools/tool.js";
+import type { ToolResult } from "../../contracts/tool.js";
 
 /** A successful SB-5 result: what happened in a sentence, and the data. */
 export function okResult<T>(summary: string, data: T): ToolResult<T> {

@@ -1,8 +1,8 @@
 import { z } from "zod";
+import type { Tool, ToolResult } from "../../contracts/tool.js";
 import type { WriteResult } from "../../sandbox/sandbox.js";
 import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
 import { defineTool } from "../../tools/define-tool.js";
-import type { Tool, ToolResult } from "../../tools/tool.js";
 import { okResult } from "./tool-result.js";
 
 /** `write_file(path, content, mode)` (SB-1): replace or append, creating the file and its directories. */

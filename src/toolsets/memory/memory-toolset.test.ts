@@ -3,16 +3,16 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { registerBuiltins } from "../../builtins/register-builtins.js";
+import type { RunArtifact } from "../../contracts/run-types.js";
+import type { Tool, ToolContext, ToolResult } from "../../contracts/tool.js";
 import type { MemoryEntry, MemoryHit, MemoryStore, RetrievingMemory } from "../../memory/memory-store.js";
 import { rankByTokenOverlap } from "../../memory/rank-by-token-overlap.js";
 import { SESSION_MEMORY_STATE_KEY, SessionMemoryStore } from "../../memory/session-memory-store.js";
 import { loadPlugin } from "../../plugins/load-plugin.js";
-import { registerBuiltins } from "../../plugins/register-builtins.js";
 import { RunFolder } from "../../run-folders/run-folder.js";
-import type { RunArtifact } from "../../runtime/run-types.js";
 import { Runtime } from "../../runtime/runtime.js";
 import { scriptedModel } from "../../testing/index.js";
-import type { Tool, ToolContext, ToolResult } from "../../tools/tool.js";
 import type { Toolset } from "../../tools/toolset.js";
 import {
   createMemoryToolset,

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import type { RunArtifact } from "../../contracts/run-types.js";
+import type { Tool, ToolContext, ToolResult } from "../../contracts/tool.js";
 import { ConfigError, ToolError } from "../../errors/error-classes.js";
 import {
   canRecall,
@@ -13,9 +15,7 @@ import {
 import { rankByTokenOverlap } from "../../memory/rank-by-token-overlap.js";
 import { SessionMemoryStore } from "../../memory/session-memory-store.js";
 import type { PluginDefinition, PluginFactoryContext } from "../../plugins/plugin-registry.js";
-import type { RunArtifact } from "../../runtime/run-types.js";
 import { defineTool } from "../../tools/define-tool.js";
-import type { Tool, ToolContext, ToolResult } from "../../tools/tool.js";
 import type { Toolset } from "../../tools/toolset.js";
 import { okResult } from "../filesystem/tool-result.js";
 

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Tool, ToolContext, ToolResult } from "../../contracts/tool.js";
 import { Runtime } from "../../index.js";
 import { scriptedModel } from "../../testing/index.js";
-import type { Tool, ToolContext, ToolResult } from "../../tools/tool.js";
 import { blockedRangeOf } from "./address-guard.js";
 import { createHttpRequestTool, type HostResolver, type HttpResponseData } from "./http-request-tool.js";
 

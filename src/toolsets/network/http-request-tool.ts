@@ -3,10 +3,10 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { z } from "zod";
+import type { Tool, ToolResult } from "../../contracts/tool.js";
 import { PermissionDeniedError, ToolError, ToolTimeoutError } from "../../errors/error-classes.js";
 import type { PluginDefinition } from "../../plugins/plugin-registry.js";
 import { defineTool } from "../../tools/define-tool.js";
-import type { Tool, ToolResult } from "../../tools/tool.js";
 import { okResult } from "../filesystem/tool-result.js";
 import { blockedRangeOf } from "./address-guard.js";
 

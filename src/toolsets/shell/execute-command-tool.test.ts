@@ -5,7 +5,7 @@ import {
   quotedNode as node,
   shellWorkspace,
 } from "../../../test/support/shell-tools.js";
-import type { ToolResult } from "../../tools/tool.js";
+import type { ToolResult } from "../../contracts/tool.js";
 import { createExecuteCommandTool, type ExecuteCommandData } from "./execute-command-tool.js";
 import { SHELL_ENV_STATE_KEY } from "./shell-env-state.js";
 

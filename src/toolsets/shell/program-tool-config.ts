@@ -1,7 +1,7 @@
 import { z } from "zod";
+import type { Tool } from "../../contracts/tool.js";
 import type { PluginDefinition, PluginFactoryContext } from "../../plugins/plugin-registry.js";
 import { createSandboxProvider, sandboxSettingsFromConfig } from "../../sandbox/sandbox-provider.js";
-import type { Tool } from "../../tools/tool.js";
 import type { ProgramToolOptions } from "./run-program.js";
 
 const positiveInt = z.number().int().positive();

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
+import type { ToolContext, ToolResult } from "../../contracts/tool.js";
 import { PermissionDeniedError, ToolTimeoutError } from "../../errors/error-classes.js";
 import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
-import type { ToolContext, ToolResult } from "../../tools/tool.js";
 import { sessionShellEnv } from "./shell-env-state.js";
 
 /** What `shell_exec` and `execute_command` share: where, how long, how much and with what environment. */

@@ -4,7 +4,7 @@ import {
   quotedNode as node,
   shellWorkspace,
 } from "../../../test/support/shell-tools.js";
-import type { ToolResult } from "../../tools/tool.js";
+import type { ToolResult } from "../../contracts/tool.js";
 import { createExecuteCommandTool } from "./execute-command-tool.js";
 import type { ProgramRunData } from "./run-program.js";
 import {

@@ -1,9 +1,9 @@
 import { z } from "zod";
+import type { Tool, ToolResult } from "../../contracts/tool.js";
 import { PermissionDeniedError } from "../../errors/error-classes.js";
 import { matchesToolPattern } from "../../permissions/effective-policy.js";
 import type { PluginDefinition } from "../../plugins/plugin-registry.js";
 import { defineTool } from "../../tools/define-tool.js";
-import type { Tool, ToolResult } from "../../tools/tool.js";
 import { SHELL_ENV_STATE_KEY, sessionShellEnv } from "./shell-env-state.js";
 
 /**

@@ -2,7 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { shellWorkspace, toolContext } from "../../../test/support/shell-tools.js";
-import type { ToolResult } from "../../tools/tool.js";
+import type { ToolResult } from "../../contracts/tool.js";
 import { createShellExecTool, type ShellExecData } from "./shell-exec-tool.js";
 
 const { ws, sandbox } = shellWorkspace("keel-shell-");

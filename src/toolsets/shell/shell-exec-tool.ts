@@ -1,6 +1,6 @@
 import { z } from "zod";
+import type { Tool, ToolResult } from "../../contracts/tool.js";
 import { defineTool } from "../../tools/define-tool.js";
-import type { Tool, ToolResult } from "../../tools/tool.js";
 import { programToolPlugin } from "./program-tool-config.js";
 import { programToolSpec } from "./program-tool-spec.js";
 import { type ProgramRunData, type ProgramToolOptions, runProgram } from "./run-program.js";

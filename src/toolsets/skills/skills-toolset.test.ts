@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { Tool, ToolContext, ToolResult } from "../../contracts/tool.js";
 import { loadedSkillNames } from "../../permissions/run-policy.js";
 import { Runtime } from "../../runtime/runtime.js";
 import { LocalSkillsManager } from "../../skills/local-skills-manager.js";
 import { scriptedModel } from "../../testing/index.js";
-import type { Tool, ToolContext, ToolResult } from "../../tools/tool.js";
 import { createSkillsToolset, SKILL_NOT_FOUND_CODE } from "./skills-toolset.js";
 
 /** The skills toolset, called without a model (SB-7), and in a run. */

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { nearMatch } from "../../config/near-match.js";
+import type { Tool, ToolContext, ToolResult } from "../../contracts/tool.js";
 import { ToolError } from "../../errors/error-classes.js";
 import { loadedSkillNames, markSkillLoaded } from "../../permissions/run-policy.js";
 import type { PluginDefinition, PluginFactoryContext } from "../../plugins/plugin-registry.js";
 import type { SessionManager } from "../../sessions/session-manager.js";
 import type { SessionSkillSummary, SkillsManager } from "../../skills/skills-manager.js";
 import { defineTool } from "../../tools/define-tool.js";
-import type { Tool, ToolContext, ToolResult } from "../../tools/tool.js";
 import type { Toolset } from "../../tools/toolset.js";
 import { okResult } from "../filesystem/tool-result.js";
 

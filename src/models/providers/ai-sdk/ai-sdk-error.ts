@@ -1,7 +1,7 @@
+import type { ModelErrorType } from "../../../contracts/language-model.js";
 import { LLMConnectionError, LLMRateLimitError, LLMResponseError } from "../../../errors/error-classes.js";
 import { ERROR_CODES } from "../../../errors/error-codes.js";
 import { KeelError } from "../../../errors/keel-error.js";
-import type { ModelErrorType } from "../../language-model.js";
 
 /** A typed Keel error and the `errorType` of the stream part that carries it (LM-3). */
 export interface ClassifiedError {

@@ -5,18 +5,18 @@ import type {
   LanguageModelV3CallOptions,
 } from "@ai-sdk/provider";
 import type { LLMRetryOptions } from "../../../config/app-config-schema.js";
-import { ConfigError } from "../../../errors/error-classes.js";
-import { getLogger } from "../../../logging/logger.js";
-import { type ModelClock, systemClock } from "../../http/model-clock.js";
-import { retryModelStream } from "../../http/retry-model-stream.js";
-import { type RetryPolicy, resolveRetryPolicy } from "../../http/retry-policy.js";
 import {
   approximateTokens,
   type LanguageModel,
   MODEL_SPECIFICATION_VERSION,
   type ModelRequest,
   type ModelStreamPart,
-} from "../../language-model.js";
+} from "../../../contracts/language-model.js";
+import { ConfigError } from "../../../errors/error-classes.js";
+import { getLogger } from "../../../logging/logger.js";
+import { type ModelClock, systemClock } from "../../http/model-clock.js";
+import { retryModelStream } from "../../http/retry-model-stream.js";
+import { type RetryPolicy, resolveRetryPolicy } from "../../http/retry-policy.js";
 import { classifyAiSdkError } from "./ai-sdk-error.js";
 import { AiSdkPartConverter, type AiSdkStreamPart } from "./from-ai-sdk-parts.js";
 import { type AiSdkCallSettings, toAiSdkCallOptions } from "./to-ai-sdk-call.js";

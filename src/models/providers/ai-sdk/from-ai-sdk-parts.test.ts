@@ -9,10 +9,10 @@ import {
   v3Stream,
   v3Usage,
 } from "../../../../test/support/ai-sdk-mocks.js";
+import type { LanguageModel, ModelStreamPart } from "../../../contracts/language-model.js";
 import { ConfigError } from "../../../errors/error-classes.js";
 import { CancelScope } from "../../../loop/cancel-scope.js";
 import { readModelStream } from "../../../loop/read-model-stream.js";
-import type { LanguageModel, ModelStreamPart } from "../../language-model.js";
 import { type AiSdkLanguageModel, fromAiSdk } from "./ai-sdk-model.js";
 import { toKeelUsage, toStopReason } from "./from-ai-sdk-parts.js";
 

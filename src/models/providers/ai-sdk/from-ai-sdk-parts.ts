@@ -8,8 +8,8 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3Usage,
 } from "@ai-sdk/provider";
-import type { ModelStopReason, ModelStreamPart, ModelUsage } from "../../language-model.js";
-import type { ReasoningPart } from "../../message.js";
+import type { ModelStopReason, ModelStreamPart, ModelUsage } from "../../../contracts/language-model.js";
+import type { ReasoningPart } from "../../../contracts/message.js";
 import { classifyAiSdkError } from "./ai-sdk-error.js";
 
 export type AiSdkStreamPart = LanguageModelV2StreamPart | LanguageModelV3StreamPart;

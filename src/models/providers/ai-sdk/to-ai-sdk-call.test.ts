@@ -9,8 +9,8 @@ import {
   v3Stream,
   v3Usage,
 } from "../../../../test/support/ai-sdk-mocks.js";
-import type { ModelRequest } from "../../language-model.js";
-import type { Message } from "../../message.js";
+import type { ModelRequest } from "../../../contracts/language-model.js";
+import type { Message } from "../../../contracts/message.js";
 import { fromAiSdk } from "./ai-sdk-model.js";
 import {
   mergeSettings,

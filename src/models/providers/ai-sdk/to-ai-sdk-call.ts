@@ -11,8 +11,14 @@ import type {
   LanguageModelV3ToolResultPart,
   SharedV3ProviderOptions,
 } from "@ai-sdk/provider";
-import type { ModelCallOptions, ModelRequest, ModelToolSpec } from "../../language-model.js";
-import type { AssistantMessage, ImagePart, Message, ReasoningPart, TextPart } from "../../message.js";
+import type { ModelCallOptions, ModelRequest, ModelToolSpec } from "../../../contracts/language-model.js";
+import type {
+  AssistantMessage,
+  ImagePart,
+  Message,
+  ReasoningPart,
+  TextPart,
+} from "../../../contracts/message.js";
 
 /**
  * Call settings of an AI SDK model: defaults given to `fromAiSdk`, overridden by each request's options.

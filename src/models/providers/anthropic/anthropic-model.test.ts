@@ -7,10 +7,14 @@ import {
   silentReply,
   streamReply,
 } from "../../../../test/support/fake-model-server.js";
+import {
+  isLanguageModel,
+  type ModelRequest,
+  type ModelStreamPart,
+} from "../../../contracts/language-model.js";
+import type { AssistantMessage, ReasoningPart } from "../../../contracts/message.js";
 import { LLMConnectionError, LLMRateLimitError, LLMResponseError } from "../../../errors/error-classes.js";
 import type { KeelError } from "../../../errors/keel-error.js";
-import { isLanguageModel, type ModelRequest, type ModelStreamPart } from "../../language-model.js";
-import type { AssistantMessage, ReasoningPart } from "../../message.js";
 import { computeCost, resolvePricing } from "../../pricing.js";
 import { AnthropicModel, type AnthropicModelOptions } from "./anthropic-model.js";
 

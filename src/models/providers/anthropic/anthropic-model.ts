@@ -1,4 +1,11 @@
 import type { LLMRetryOptions } from "../../../config/app-config-schema.js";
+import {
+  approximateTokens,
+  type LanguageModel,
+  MODEL_SPECIFICATION_VERSION,
+  type ModelRequest,
+  type ModelStreamPart,
+} from "../../../contracts/language-model.js";
 import { registerHeaderSecrets, registerSecret } from "../../../logging/redact-secrets.js";
 import { mergeHeaders } from "../../http/merge-headers.js";
 import { type ModelClock, systemClock } from "../../http/model-clock.js";
@@ -7,13 +14,6 @@ import { readClientKwargs } from "../../http/read-client-kwargs.js";
 import { retryModelStream } from "../../http/retry-model-stream.js";
 import { type RetryPolicy, resolveRetryPolicy } from "../../http/retry-policy.js";
 import { sendModelRequest } from "../../http/send-model-request.js";
-import {
-  approximateTokens,
-  type LanguageModel,
-  MODEL_SPECIFICATION_VERSION,
-  type ModelRequest,
-  type ModelStreamPart,
-} from "../../language-model.js";
 import { readAnthropicMessage } from "./read-anthropic-message.js";
 import { readAnthropicStream } from "./read-anthropic-stream.js";
 import { toAnthropicRequest } from "./to-anthropic-request.js";

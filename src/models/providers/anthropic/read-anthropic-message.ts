@@ -1,4 +1,4 @@
-import type { ModelStreamPart } from "../../language-model.js";
+import type { ModelStreamPart } from "../../../contracts/language-model.js";
 import { type AnthropicUsage, toModelUsage, toStopReason } from "./read-anthropic-stream.js";
 
 /**

@@ -1,6 +1,6 @@
+import type { ModelRequest, ModelToolSpec } from "../../../contracts/language-model.js";
+import type { AssistantMessage, ImagePart, Message, TextPart } from "../../../contracts/message.js";
 import { imageSource } from "../../image-source.js";
-import type { ModelRequest, ModelToolSpec } from "../../language-model.js";
-import type { AssistantMessage, ImagePart, Message, TextPart } from "../../message.js";
 
 /** One content block of the Messages API, as sent. */
 export type AnthropicBlock = Record<string, unknown> & { type: string };

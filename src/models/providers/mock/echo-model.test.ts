@@ -4,8 +4,8 @@ import {
   type ModelRequest,
   type ModelStreamPart,
   type ModelToolSpec,
-} from "../../language-model.js";
-import type { Message } from "../../message.js";
+} from "../../../contracts/language-model.js";
+import type { Message } from "../../../contracts/message.js";
 import { EchoModel } from "./echo-model.js";
 
 async function collect(parts: AsyncIterable<ModelStreamPart>): Promise<ModelStreamPart[]> {

@@ -4,8 +4,8 @@ import {
   MODEL_SPECIFICATION_VERSION,
   type ModelRequest,
   type ModelStreamPart,
-} from "../../language-model.js";
-import { type Message, messageText } from "../../message.js";
+} from "../../../contracts/language-model.js";
+import { type Message, messageText } from "../../../contracts/message.js";
 
 /**
  * The offline default model (seed 000's mock): `/tool <id> <query>` calls that tool with `{query}`, a tool

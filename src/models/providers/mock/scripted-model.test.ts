@@ -1,12 +1,16 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
+  isLanguageModel,
+  type ModelRequest,
+  type ModelStreamPart,
+} from "../../../contracts/language-model.js";
+import type { Message } from "../../../contracts/message.js";
+import {
   ConfigError,
   LLMConnectionError,
   LLMRateLimitError,
   LLMResponseError,
 } from "../../../errors/error-classes.js";
-import { isLanguageModel, type ModelRequest, type ModelStreamPart } from "../../language-model.js";
-import type { Message } from "../../message.js";
 import { ScriptedModel, scriptedModel } from "./scripted-model.js";
 
 async function collect(parts: AsyncIterable<ModelStreamPart>): Promise<ModelStreamPart[]> {

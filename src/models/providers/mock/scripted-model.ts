@@ -1,11 +1,11 @@
-import { LLMResponseError } from "../../../errors/error-classes.js";
 import {
   approximateTokens,
   type LanguageModel,
   MODEL_SPECIFICATION_VERSION,
   type ModelRequest,
   type ModelStreamPart,
-} from "../../language-model.js";
+} from "../../../contracts/language-model.js";
+import { LLMResponseError } from "../../../errors/error-classes.js";
 import { parseScript, type ScriptedTurn, type ScriptStep, scriptedError } from "./scripted-turn.js";
 
 export interface ScriptedModelOptions {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { formatConfigPath } from "../../../config/config-issues.js";
+import type { ModelErrorType, ModelRequest, ModelUsage } from "../../../contracts/language-model.js";
 import {
   ConfigError,
   LLMConnectionError,
@@ -7,7 +8,6 @@ import {
   LLMResponseError,
 } from "../../../errors/error-classes.js";
 import type { KeelError } from "../../../errors/keel-error.js";
-import type { ModelErrorType, ModelRequest, ModelUsage } from "../../language-model.js";
 
 /** One scripted model turn, in camelCase (code) or snake_case (agent.json). */
 export interface ScriptedTurn {

@@ -9,13 +9,17 @@ import {
 } from "../../../../test/support/fake-model-server.js";
 import { openAIIssues } from "../../../../test/support/openai-openapi.js";
 import {
+  isLanguageModel,
+  type ModelRequest,
+  type ModelStreamPart,
+} from "../../../contracts/language-model.js";
+import {
   ConfigError,
   LLMConnectionError,
   LLMRateLimitError,
   LLMResponseError,
 } from "../../../errors/error-classes.js";
 import type { KeelError } from "../../../errors/keel-error.js";
-import { isLanguageModel, type ModelRequest, type ModelStreamPart } from "../../language-model.js";
 import { computeCost, resolvePricing } from "../../pricing.js";
 import { OpenAICompatibleModel, type OpenAICompatibleModelOptions } from "./openai-compatible-model.js";
 

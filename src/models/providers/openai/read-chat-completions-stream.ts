@@ -1,7 +1,7 @@
+import type { ModelStopReason, ModelStreamPart, ModelUsage } from "../../../contracts/language-model.js";
 import { LLMConnectionError } from "../../../errors/error-classes.js";
 import { errorFromStreamEvent } from "../../http/error-from-stream-event.js";
 import type { ServerSentEvent } from "../../http/parse-server-sent-events.js";
-import type { ModelStopReason, ModelStreamPart, ModelUsage } from "../../language-model.js";
 
 /** Chat Completions' `usage` (the fields Keel reads). */
 export interface ChatCompletionUsage {

@@ -1,5 +1,5 @@
+import type { ModelStopReason, ModelStreamPart, ModelUsage } from "../../../contracts/language-model.js";
 import { errorFromStreamEvent } from "../../http/error-from-stream-event.js";
-import type { ModelStopReason, ModelStreamPart, ModelUsage } from "../../language-model.js";
 
 /** The Responses API's `usage` (the fields Keel reads). */
 export interface ResponsesUsage {

@@ -1,6 +1,6 @@
+import type { ModelRequest } from "../../../contracts/language-model.js";
+import type { ImagePart, Message, TextPart, ToolCall } from "../../../contracts/message.js";
 import { imageSource } from "../../image-source.js";
-import type { ModelRequest } from "../../language-model.js";
-import type { ImagePart, Message, TextPart, ToolCall } from "../../message.js";
 import { toJsonSchemaFormat } from "./to-json-schema-format.js";
 
 export interface OpenAIRequestSettings {

@@ -1,4 +1,4 @@
-import type { ModelOutputSchema } from "../../language-model.js";
+import type { ModelOutputSchema } from "../../../contracts/language-model.js";
 
 /** OpenAI's description of a JSON-schema output: the fields of `response_format.json_schema` / `text.format`. */
 export interface JsonSchemaFormat {

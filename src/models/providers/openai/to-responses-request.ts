@@ -1,6 +1,6 @@
+import type { ModelRequest } from "../../../contracts/language-model.js";
+import type { Message } from "../../../contracts/message.js";
 import { imageSource } from "../../image-source.js";
-import type { ModelRequest } from "../../language-model.js";
-import type { Message } from "../../message.js";
 import { argumentText, type OpenAIRequestSettings, systemText } from "./to-chat-completions-request.js";
 import { toJsonSchemaFormat } from "./to-json-schema-format.js";
 

@@ -1,5 +1,12 @@
-import type { RunContext } from "../loop/run-context.js";
-import type { RunFolder } from "../run-folders/run-folder.js";
+import type { LanguageModel, ModelCallOptions } from "./language-model.js";
+import type { Message } from "./message.js";
+import type { RunFolderHandle } from "./run-folder-handle.js";
+import type { RunArtifact, RunRequest, RunUsage } from "./run-types.js";
+import type { EventBus } from "./runtime-event.js";
+import type { SessionArtifact } from "./session-artifact.js";
+
+// The run's context, the tool contract and the executor contract refer to one another (a tool gets a context
+// that lists the run's tools and its executor), so they live in one file: split, they would import in a circle.
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -54,7 +61,7 @@ export interface ToolContext extends RunContext {
   /** The run folder's `workspace/` when the run keeps run folders (SB-6); the sandbox's workspace then. */
   readonly workspaceDir?: string | undefined;
   /** The run's folder when it keeps one (SB-6): tools append to its `archive/` and `deliverables/`. */
-  readonly runFolder?: RunFolder | undefined;
+  readonly runFolder?: RunFolderHandle | undefined;
   /** Stream a piece of text out as a `tool.delta` event. */
   emitDelta(text: string): void;
   /**
@@ -165,4 +172,130 @@ export function isToolResult(value: unknown): value is ToolResult {
     typeof (value as ToolResult).summary === "string" &&
     Array.isArray((value as ToolResult).artifacts)
   );
+}
+
+export interface ToolResultRecord {
+  toolCallId: string;
+  toolId: string;
+  result: unknown;
+  success: boolean;
+}
+
+/** What patterns, hooks, memory and tools consume during a run (RT-11). */
+export interface RunContext {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly inputText: string;
+  readonly deps: unknown;
+  /** The session's persisted state; `ctx.session.state` in a tool is this same object. */
+  state: Record<string, unknown>;
+  readonly tools: Readonly<Record<string, Tool>>;
+  readonly llmClient: LanguageModel;
+  readonly llmOptions: ModelCallOptions;
+  readonly eventBus: EventBus;
+  /** What memory injected for this run (e.g. `history`). */
+  memoryView: Record<string, unknown>;
+  readonly toolResults: ToolResultRecord[];
+  /** Per-run scratch space; not persisted. */
+  readonly scratch: Record<string, unknown>;
+  readonly systemPromptFragments: string[];
+  /** The run's transcript: the messages sent to the model, appended in place. */
+  readonly transcript: Message[];
+  readonly sessionArtifacts: SessionArtifact[];
+  readonly assemblyMetadata: Record<string, unknown>;
+  readonly runRequest: RunRequest;
+  readonly toolExecutor: ToolExecutor;
+  readonly usage: RunUsage;
+  readonly artifacts: RunArtifact[];
+}
+
+export interface PolicyDecision {
+  allowed: boolean;
+  reason: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ToolExecutionRequest {
+  toolId: string;
+  tool: Tool;
+  params: Record<string, unknown>;
+  context: ToolContext;
+  executionSpec: ToolExecutionSpec;
+  metadata: Record<string, unknown>;
+  /** Aborted when the run is cancelled or `abort()` is called; created on first use. */
+  readonly signal: AbortSignal;
+  /** Abort this call's signal (an executor's timeout does this so the tool can stop its work). */
+  abort(reason: unknown): void;
+  /**
+   * Give the next attempt a signal that is not aborted, after an executor's timeout aborted this one; nothing
+   * when the run itself was cancelled. A retrying executor calls it before it decides on another attempt.
+   */
+  renewSignal?(): void;
+  /** Whether the run was cancelled (or this attempt aborted); cheaper than reading `signal`. */
+  readonly cancelled: boolean;
+  /** Register a callback for the run's cancellation; returns the unregister function. */
+  onCancel(callback: (reason: unknown) => void): () => void;
+  /** Set by the tool stage for a background tool's call: where the call keeps its job's handle. */
+  backgroundJob?: BackgroundJobSlot | undefined;
+}
+
+/**
+ * Where a background tool's call keeps the handle of its job. The run records it (and a durable run checkpoints
+ * it), so a resumed call polls the job it already submitted instead of submitting another.
+ */
+export interface BackgroundJobSlot {
+  /** The job this call submitted earlier, if any: poll it rather than submit again. */
+  readonly handle: JobHandle | undefined;
+  /** A job was submitted for the call: record it (`tool.background.submitted`) before polling it. */
+  submitted(handle: JobHandle): Promise<void>;
+  /** The job ended or was cancelled: a later attempt of the call submits a new one. */
+  finished(): void;
+}
+
+export interface ToolExecutionResult {
+  toolId: string;
+  success: boolean;
+  data?: unknown;
+  error?: string;
+  exception?: unknown;
+  metadata: Record<string, unknown>;
+}
+
+/** The tool-executor seam (TL-3): how one call runs (timeouts, cancellation, retries). */
+export interface ToolExecutor {
+  execute(request: ToolExecutionRequest): Promise<ToolExecutionResult>;
+  close?(): Promise<void>;
+}
+
+/** An executor that restricts what may run; a denial ends only that call (LC-7). */
+export interface PolicyToolExecutor extends ToolExecutor {
+  evaluatePolicy(request: ToolExecutionRequest): PolicyDecision | Promise<PolicyDecision>;
+}
+
+export function isPolicyToolExecutor(executor: ToolExecutor): executor is PolicyToolExecutor {
+  return typeof (executor as Partial<PolicyToolExecutor>).evaluatePolicy === "function";
+}
+
+/** An executor that runs the allowed calls of a step together (parallel mode, LC-7). */
+export interface BatchToolExecutor extends ToolExecutor {
+  executeBatch(requests: ToolExecutionRequest[]): Promise<ToolExecutionResult[]>;
+}
+
+export function isBatchToolExecutor(executor: ToolExecutor): executor is BatchToolExecutor {
+  return typeof (executor as Partial<BatchToolExecutor>).executeBatch === "function";
+}
+
+/** What `executeStream` yields: the tool's deltas as they come, then one final result. */
+export type ToolExecutionStreamPart =
+  | { type: "delta"; text: string }
+  | { type: "result"; result: ToolExecutionResult };
+
+/** An executor that runs a streaming tool's call as a stream: the deltas, then the call's result. */
+export interface StreamingToolExecutor extends ToolExecutor {
+  executeStream(request: ToolExecutionRequest): AsyncIterable<ToolExecutionStreamPart>;
+}
+
+export function isStreamingToolExecutor(executor: ToolExecutor): executor is StreamingToolExecutor {
+  return typeof (executor as Partial<StreamingToolExecutor>).executeStream === "function";
 }

@@ -1,14 +1,11 @@
 import type { ContextAssembler } from "../context/context-assembler.js";
-import type { EventBus } from "../events/runtime-event.js";
-import type { Hook } from "../loop/hook.js";
+import type { Hook } from "../contracts/hook.js";
+import type { AnyMiddleware } from "../contracts/middleware.js";
+import type { EventBus } from "../contracts/runtime-event.js";
+import type { Tool, ToolExecutor } from "../contracts/tool.js";
+import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import type { Memory } from "../memory/memory.js";
-import type { AnyMiddleware } from "../middleware/middleware.js";
 import type { Pattern } from "../patterns/pattern.js";
-import type { RuntimePlugin } from "../runtime/runtime-plugin.js";
-import type { SessionManager } from "../sessions/session-manager.js";
-import type { SkillsManager } from "../skills/skills-manager.js";
-import type { Tool } from "../tools/tool.js";
-import type { ToolExecutor } from "../tools/tool-executor.js";
 import {
   getPlugin,
   listPlugins,
@@ -16,7 +13,9 @@ import {
   type PluginFactoryContext,
   type PluginKind,
   registerPlugin,
-} from "./plugin-registry.js";
+} from "../plugins/plugin-registry.js";
+import type { SessionManager } from "../sessions/session-manager.js";
+import type { SkillsManager } from "../skills/skills-manager.js";
 
 /** What `registerX` accepts: a factory `(config, context) => instance`, or a full definition. */
 export type PluginFactory<T> =

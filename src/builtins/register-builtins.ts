@@ -1,24 +1,24 @@
-import { registerContextAssemblerBuiltins } from "../context/builtin-context-assemblers.js";
-import { registerEventBusBuiltins } from "../events/builtin-event-buses.js";
 import { mcpToolPlugin } from "../mcp/mcp-toolset.js";
-import { registerMemoryBuiltins } from "../memory/builtin-memories.js";
-import { registerPatternBuiltins } from "../patterns/builtin-patterns.js";
-import { registerRuntimeBuiltins } from "../runtime/builtin-runtimes.js";
-import { registerSessionBuiltins } from "../sessions/builtin-session-managers.js";
-import { registerSkillsBuiltins } from "../skills/builtin-skills-managers.js";
+import { registerBuiltin } from "../plugins/plugin-registry.js";
 import { registerJsonlStore } from "../stores/jsonl/register-jsonl-store.js";
 import { registerPostgresStore } from "../stores/postgres/register-postgres-store.js";
 import { registerSqliteStore } from "../stores/sqlite/register-sqlite-store.js";
 import { agentToolPlugin } from "../tools/agent-as-tool.js";
-import { registerToolExecutorBuiltins } from "../tools/executors/builtin-tool-executors.js";
-import { registerFilesystemBuiltins } from "../toolsets/filesystem/filesystem-toolset.js";
+import { filesystemToolPlugins, filesystemToolsetPlugin } from "../toolsets/filesystem/filesystem-toolset.js";
 import { memoryToolsetPlugin, memoryToolsToolsetPlugin } from "../toolsets/memory/memory-toolset.js";
 import { httpRequestToolPlugin } from "../toolsets/network/http-request-tool.js";
 import { executeCommandToolPlugin } from "../toolsets/shell/execute-command-tool.js";
 import { setEnvToolPlugin } from "../toolsets/shell/set-env-tool.js";
 import { shellExecToolPlugin } from "../toolsets/shell/shell-exec-tool.js";
 import { skillsToolPlugins, skillsToolsetPlugin } from "../toolsets/skills/skills-toolset.js";
-import { registerBuiltin } from "./plugin-registry.js";
+import { registerContextAssemblerBuiltins } from "./builtin-context-assemblers.js";
+import { registerEventBusBuiltins } from "./builtin-event-buses.js";
+import { registerMemoryBuiltins } from "./builtin-memories.js";
+import { registerPatternBuiltins } from "./builtin-patterns.js";
+import { registerRuntimeBuiltins } from "./builtin-runtimes.js";
+import { registerSessionBuiltins } from "./builtin-session-managers.js";
+import { registerSkillsBuiltins } from "./builtin-skills-managers.js";
+import { registerToolExecutorBuiltins } from "./builtin-tool-executors.js";
 
 let done = false;
 
@@ -39,7 +39,8 @@ export function registerBuiltins(): void {
   registerToolExecutorBuiltins();
   registerRuntimeBuiltins();
   registerBuiltin(agentToolPlugin);
-  registerFilesystemBuiltins();
+  registerBuiltin(filesystemToolsetPlugin);
+  for (const plugin of filesystemToolPlugins) registerBuiltin(plugin);
   // Its module imports @modelcontextprotocol/sdk only when an mcp tool is built.
   registerBuiltin(mcpToolPlugin);
   registerBuiltin(httpRequestToolPlugin);

@@ -4,8 +4,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PluginConfigError } from "../errors/error-classes.js";
 import { getPlugin } from "../plugins/plugin-registry.js";
+import { LocalSkillsManager } from "../skills/local-skills-manager.js";
 import { registerSkillsBuiltins } from "./builtin-skills-managers.js";
-import { LocalSkillsManager } from "./local-skills-manager.js";
 
 registerSkillsBuiltins();
 registerSkillsBuiltins();

@@ -1,10 +1,10 @@
+import { BufferMemory, bufferMemoryConfigSchema } from "../memory/buffer-memory.js";
+import { ChainMemory, chainMemoryConfigSchema } from "../memory/chain-memory.js";
+import { MEM0_PACKAGE, Mem0Memory, mem0MemoryConfigSchema } from "../memory/mem0-memory.js";
+import type { Memory } from "../memory/memory.js";
+import { WindowBufferMemory, windowBufferMemoryConfigSchema } from "../memory/window-buffer-memory.js";
 import { parsePluginConfig } from "../plugins/plugin-config.js";
 import { registerBuiltin } from "../plugins/plugin-registry.js";
-import { BufferMemory, bufferMemoryConfigSchema } from "./buffer-memory.js";
-import { ChainMemory, chainMemoryConfigSchema } from "./chain-memory.js";
-import { MEM0_PACKAGE, Mem0Memory, mem0MemoryConfigSchema } from "./mem0-memory.js";
-import type { Memory } from "./memory.js";
-import { WindowBufferMemory, windowBufferMemoryConfigSchema } from "./window-buffer-memory.js";
 
 /** Register the builtin memories `buffer`, `window_buffer`, `chain` and `mem0`; calling it again is harmless. */
 export function registerMemoryBuiltins(): void {

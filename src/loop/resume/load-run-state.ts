@@ -1,10 +1,10 @@
-import { ConfigError } from "../errors/error-classes.js";
-import { ERROR_CODES } from "../errors/error-codes.js";
-import { KeelError } from "../errors/keel-error.js";
-import type { Message } from "../models/message.js";
-import type { RunRecord } from "../runtime/run-types.js";
-import { SESSION_SCHEMA_VERSION, type SessionManager } from "../sessions/session-manager.js";
-import { parseCheckpointId, RUN_STATE_SCHEMA_VERSION, type RunState } from "./run-state.js";
+import type { Message } from "../../contracts/message.js";
+import type { RunRecord } from "../../contracts/run-types.js";
+import { ConfigError } from "../../errors/error-classes.js";
+import { ERROR_CODES } from "../../errors/error-codes.js";
+import { KeelError } from "../../errors/keel-error.js";
+import { SESSION_SCHEMA_VERSION, type SessionManager } from "../../sessions/session-manager.js";
+import { parseCheckpointId, RUN_STATE_SCHEMA_VERSION, type RunState } from "../run-state.js";
 
 /** A checkpoint read back: its state, the transcript it covers, and the run it belongs to. */
 export interface LoadedRunState {

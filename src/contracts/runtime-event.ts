@@ -1,4 +1,4 @@
-import type { RunResult } from "../runtime/run-types.js";
+import type { RunResult } from "./run-types.js";
 
 /**
  * One event. A run's events carry the run's identity and `sequence` (1, 2, 3, … per run); events outside a

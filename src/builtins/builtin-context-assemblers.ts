@@ -1,19 +1,19 @@
 import { z } from "zod";
-import { parsePluginConfig } from "../plugins/plugin-config.js";
-import { registerBuiltin } from "../plugins/plugin-registry.js";
 import {
   HeadTailContextAssembler,
   headTailContextAssemblerConfigSchema,
-} from "./head-tail-context-assembler.js";
-import { PassthroughContextAssembler } from "./passthrough-context-assembler.js";
+} from "../context/head-tail-context-assembler.js";
+import { PassthroughContextAssembler } from "../context/passthrough-context-assembler.js";
 import {
   SlidingWindowContextAssembler,
   slidingWindowContextAssemblerConfigSchema,
-} from "./sliding-window-context-assembler.js";
+} from "../context/sliding-window-context-assembler.js";
 import {
   TruncatingContextAssembler,
   truncatingContextAssemblerConfigSchema,
-} from "./truncating-context-assembler.js";
+} from "../context/truncating-context-assembler.js";
+import { parsePluginConfig } from "../plugins/plugin-config.js";
+import { registerBuiltin } from "../plugins/plugin-registry.js";
 
 const passthroughConfigSchema = z.object({});
 

@@ -1,8 +1,7 @@
 import { z } from "zod";
-import type { PluginDefinition } from "../plugins/plugin-registry.js";
-import { registerBuiltin } from "../plugins/plugin-registry.js";
-import { InMemorySessionManager } from "./in-memory-session-manager.js";
-import type { SessionManager } from "./session-manager.js";
+import { type PluginDefinition, registerBuiltin } from "../plugins/plugin-registry.js";
+import { InMemorySessionManager } from "../sessions/in-memory-session-manager.js";
+import type { SessionManager } from "../sessions/session-manager.js";
 
 /** Config of the `in_memory` session manager. */
 export const IN_MEMORY_SESSION_MANAGER_CONFIG = z.object({

@@ -1,8 +1,8 @@
 import { z } from "zod";
+import type { Pattern } from "../patterns/pattern.js";
+import { PlanExecutePattern } from "../patterns/plan-execute-pattern.js";
+import { ReactPattern } from "../patterns/react-pattern.js";
 import { registerBuiltin } from "../plugins/plugin-registry.js";
-import type { Pattern } from "./pattern.js";
-import { PlanExecutePattern } from "./plan-execute-pattern.js";
-import { ReactPattern } from "./react-pattern.js";
 
 /** A pattern plugin yields a factory: every run gets a fresh pattern instance. */
 export type PatternFactory = () => Pattern;

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { DefaultRuntime } from "../loop/runtime-plugin.js";
 import { registerBuiltin } from "../plugins/plugin-registry.js";
-import { DefaultRuntime } from "./runtime-plugin.js";
 
 /** Register the `default` runtime. */
 export function registerRuntimeBuiltins(): void {

@@ -1,16 +1,16 @@
-import { registerBuiltin } from "../../plugins/plugin-registry.js";
-import { createSandboxProvider, sandboxSettingsFromConfig } from "../../sandbox/sandbox-provider.js";
-import type { ToolExecutor } from "../tool-executor.js";
+import type { ToolExecutor } from "../contracts/tool.js";
+import { registerBuiltin } from "../plugins/plugin-registry.js";
+import { createSandboxProvider, sandboxSettingsFromConfig } from "../sandbox/sandbox-provider.js";
 import {
   ConcurrentBatchToolExecutor,
   concurrentBatchToolExecutorConfigSchema,
-} from "./concurrent-batch-tool-executor.js";
+} from "../tools/executors/concurrent-batch-tool-executor.js";
 import {
   FilesystemAwareToolExecutor,
   filesystemAwareToolExecutorConfigSchema,
-} from "./filesystem-aware-tool-executor.js";
-import { RetryToolExecutor, retryToolExecutorConfigSchema } from "./retry-tool-executor.js";
-import { SafeToolExecutor, safeToolExecutorConfigSchema } from "./safe-tool-executor.js";
+} from "../tools/executors/filesystem-aware-tool-executor.js";
+import { RetryToolExecutor, retryToolExecutorConfigSchema } from "../tools/executors/retry-tool-executor.js";
+import { SafeToolExecutor, safeToolExecutorConfigSchema } from "../tools/executors/safe-tool-executor.js";
 
 let registered = false;
 

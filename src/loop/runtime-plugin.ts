@@ -1,4 +1,5 @@
-import { executeRunLoop, type RunLoopInput, type RunLoopOutcome } from "../loop/run-loop.js";
+import { executeRunLoop } from "./run-loop.js";
+import type { RunLoopInput, RunLoopOutcome } from "./run-loop-input.js";
 
 /** The runtime seam: what executes a prepared run. The facade (`Runtime`) does everything around it. */
 export interface RuntimePlugin {

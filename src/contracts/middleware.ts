@@ -1,8 +1,8 @@
-import type { ModelResponse } from "../loop/hook.js";
-import type { ModelCallOptions, ModelRequest, ModelToolSpec } from "../models/language-model.js";
-import type { Message } from "../models/message.js";
-import type { RunRequest, RunResult } from "../runtime/run-types.js";
-import type { Tool, ToolContext } from "../tools/tool.js";
+import type { ModelResponse } from "./hook.js";
+import type { ModelCallOptions, ModelRequest, ModelToolSpec } from "./language-model.js";
+import type { Message } from "./message.js";
+import type { RunRequest, RunResult } from "./run-types.js";
+import type { Tool, ToolContext } from "./tool.js";
 
 /** The three places middleware wraps (CX-3): one run, one model call, one tool call. */
 export type MiddlewareLevel = "agent" | "chat" | "function";

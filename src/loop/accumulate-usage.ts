@@ -1,6 +1,6 @@
-import type { ModelUsage } from "../models/language-model.js";
+import type { ModelUsage } from "../contracts/language-model.js";
+import type { RunUsage } from "../contracts/run-types.js";
 import type { ModelPricing } from "../models/pricing.js";
-import type { RunUsage } from "./run-types.js";
 
 /**
  * Add one model call to the run's usage and cost, in place (no per-call objects on the hot path). Once a

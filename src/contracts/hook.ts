@@ -1,8 +1,7 @@
-import type { ModelRequest, ModelStopReason, ModelUsage } from "../models/language-model.js";
-import type { ReasoningPart, ToolCall } from "../models/message.js";
-import type { ResumeMode, RunResult, ToolCallStatus } from "../runtime/run-types.js";
-import type { JobHandle } from "../tools/tool.js";
-import type { RunContext } from "./run-context.js";
+import type { ModelRequest, ModelStopReason, ModelUsage } from "./language-model.js";
+import type { ReasoningPart, ToolCall } from "./message.js";
+import type { ResumeMode, RunResult, ToolCallStatus } from "./run-types.js";
+import type { JobHandle, RunContext } from "./tool.js";
 
 /** The nine phases of a run, in the order they occur (LC-3). */
 export const PHASES = [

@@ -1,15 +1,14 @@
 import type { ContextAssembler } from "../context/context-assembler.js";
-import type { PhaseHooks } from "../loop/phase-hooks.js";
-import type { StopConditionEvaluator } from "../loop/stop-conditions.js";
+import type { LanguageModel, ModelCallOptions, ModelToolSpec } from "../contracts/language-model.js";
+import type { Tool, ToolExecutor } from "../contracts/tool.js";
 import type { Memory } from "../memory/memory.js";
 import type { MiddlewareStack } from "../middleware/middleware-chain.js";
-import type { LanguageModel, ModelCallOptions, ModelToolSpec } from "../models/language-model.js";
 import type { ModelPricing } from "../models/pricing.js";
 import type { Pattern } from "../patterns/pattern.js";
 import type { EffectivePolicy, PolicyInput } from "../permissions/effective-policy.js";
-import type { Tool } from "../tools/tool.js";
-import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { MemoryWriteMode } from "../toolsets/memory/memory-toolset.js";
+import type { PhaseHooks } from "./phase-hooks.js";
+import type { StopConditionEvaluator } from "./stop-conditions.js";
 
 /** Everything a run needs of its agent, built once per agent and shared by its runs. */
 export interface ResolvedAgent {

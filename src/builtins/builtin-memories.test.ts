@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { PluginConfigError, PluginLoadError } from "../errors/error-classes.js";
+import { BufferMemory } from "../memory/buffer-memory.js";
+import { ChainMemory } from "../memory/chain-memory.js";
+import type { Memory } from "../memory/memory.js";
+import { WindowBufferMemory } from "../memory/window-buffer-memory.js";
 import { getPlugin, type PluginFactoryContext } from "../plugins/plugin-registry.js";
-import { BufferMemory } from "./buffer-memory.js";
 import { registerMemoryBuiltins } from "./builtin-memories.js";
-import { ChainMemory } from "./chain-memory.js";
-import type { Memory } from "./memory.js";
-import { WindowBufferMemory } from "./window-buffer-memory.js";
 
 registerMemoryBuiltins();
 registerMemoryBuiltins();

@@ -1,6 +1,6 @@
 import { parsePluginConfig } from "../plugins/plugin-config.js";
 import { registerBuiltin } from "../plugins/plugin-registry.js";
-import { LocalSkillsManager, localSkillsManagerConfigSchema } from "./local-skills-manager.js";
+import { LocalSkillsManager, localSkillsManagerConfigSchema } from "../skills/local-skills-manager.js";
 
 /** Register the builtin skills manager `local`; calling it again is harmless. */
 export function registerSkillsBuiltins(): void {

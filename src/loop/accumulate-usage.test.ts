@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { createRunUsage } from "../contracts/run-types.js";
 import { computeCost, type ModelPricing } from "../models/pricing.js";
 import { accumulateUsage } from "./accumulate-usage.js";
-import { createRunUsage } from "./run-types.js";
 
 const SONNET: ModelPricing = { input: 3, output: 15, cached_read: 0.3, cached_write: 3.75 };
 

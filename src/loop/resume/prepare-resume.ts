@@ -1,10 +1,10 @@
-import { ConfigError } from "../errors/error-classes.js";
-import { ERROR_CODES } from "../errors/error-codes.js";
-import type { StoredMarks } from "../loop/checkpoint-writer.js";
-import { type LoadedRunState, loadRunState } from "../loop/load-run-state.js";
-import { parseCheckpointId } from "../loop/run-state.js";
-import type { SessionManager } from "../sessions/session-manager.js";
-import type { ResolvedAgent } from "./resolved-agent.js";
+import { ConfigError } from "../../errors/error-classes.js";
+import { ERROR_CODES } from "../../errors/error-codes.js";
+import type { SessionManager } from "../../sessions/session-manager.js";
+import type { StoredMarks } from "../checkpoint-writer.js";
+import type { ResolvedAgent } from "../resolved-agent.js";
+import { parseCheckpointId } from "../run-state.js";
+import { type LoadedRunState, loadRunState } from "./load-run-state.js";
 
 /**
  * A resume (DR-3) as the run's start sees it. The run's latest checkpoint continues the run itself (same run id,
@@ -128,4 +128,20 @@ function checkContinuable(loaded: LoadedRunState): void {
         : `Start a new run, or ${BRANCH_HINT} to start one from ${checkpointId}`,
     context: { runId, checkpointId },
   });
+}
+
+/**
+ * The session a resumed run runs in: a run that goes on stays in its checkpoint's session (asking for another is a
+ * `ConfigError`); a branch may name another, and otherwise stays there too.
+ */
+export function resumeSessionId(resume: PreparedResume, requested: string | undefined): string {
+  if (resume.sameRun && requested !== undefined && requested !== resume.sessionId) {
+    throw new ConfigError(
+      `Checkpoint '${resume.checkpointId}' belongs to session '${resume.sessionId}', not '${requested}'`,
+      {
+        hint: "Leave sessionId out when resuming a run, or give a new runId to branch into another session",
+      },
+    );
+  }
+  return requested ?? resume.sessionId;
 }

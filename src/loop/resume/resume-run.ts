@@ -1,11 +1,12 @@
-import type { Message, ToolCall } from "../models/message.js";
-import type { Pattern, StepAction } from "../patterns/pattern.js";
-import type { ToolDecision } from "./decisions.js";
-import type { LoadedRunState } from "./load-run-state.js";
-import type { RunContext } from "./run-context.js";
-import type { RunDriver } from "./run-driver.js";
-import type { ToolCallRecord } from "./run-state.js";
-import { executeToolStage } from "./tool-stage.js";
+import type { Message, ToolCall } from "../../contracts/message.js";
+import type { RunContext } from "../../contracts/tool.js";
+import type { Pattern, StepAction } from "../../patterns/pattern.js";
+import type { SessionManager } from "../../sessions/session-manager.js";
+import type { ToolDecision } from "../decisions.js";
+import type { RunDriver } from "../run-driver.js";
+import type { ToolCallRecord } from "../run-state.js";
+import { executeToolStage } from "../tool-stage.js";
+import { type LoadedRunState, loadRunState } from "./load-run-state.js";
 
 /** The model's answer that issued a step's calls. */
 export interface AssistantAnswer {
@@ -149,6 +150,40 @@ function findAnswer(transcript: readonly Message[], calls: readonly ToolCallReco
     return message.toolCalls.every((call, position) => call.id === calls[position]!.id) ? index : -1;
   }
   return -1;
+}
+
+/**
+ * Continue a run from a loaded checkpoint in a driver whose context is made: the pattern is set up on it, the
+ * checkpoint's state is put back (with the decisions for its suspended step), and what the store holds of the
+ * run's transcript is rewound to where the run goes on. Returns how the run goes on.
+ */
+export async function resumeInDriver(options: {
+  driver: RunDriver;
+  loaded: LoadedRunState;
+  pattern: Pattern;
+  decisions?: readonly ToolDecision[] | undefined;
+}): Promise<ResumePlan> {
+  const { driver, loaded, pattern } = options;
+  await pattern.setup(driver.ctx, driver);
+  const restored = restoreRun(loaded, driver.ctx, driver, pattern, options.decisions);
+  driver.checkpoints!.rewind(restored.transcriptLength);
+  return restored.plan;
+}
+
+/**
+ * Rebuild a durable run from its checkpoint after a retryable error: the checkpoint is read again (it must fit the
+ * agent's shape), and a new pattern continues from it. Returns the pattern and how the run goes on.
+ */
+export async function reloadCheckpoint(options: {
+  driver: RunDriver;
+  store: SessionManager;
+  checkpointId: string;
+}): Promise<{ pattern: Pattern; plan: ResumePlan }> {
+  const { driver, store, checkpointId } = options;
+  const loaded = await loadRunState(store, checkpointId, { fingerprint: driver.agent.fingerprint });
+  const pattern = driver.agent.createPattern();
+  const plan = await resumeInDriver({ driver, loaded, pattern });
+  return { pattern, plan };
 }
 
 /** Finish the step a checkpoint caught in flight: the model's remaining calls, then StepEnd (DR-2). */

@@ -1,10 +1,9 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import type { PluginDefinition } from "../plugins/plugin-registry.js";
-import { registerBuiltin } from "../plugins/plugin-registry.js";
-import { AsyncEventBus } from "./async-event-bus.js";
-import { DEFAULT_REDACT_KEYS, FileLoggingEventBus } from "./file-logging-event-bus.js";
-import type { EventBus } from "./runtime-event.js";
+import type { EventBus } from "../contracts/runtime-event.js";
+import { AsyncEventBus } from "../events/async-event-bus.js";
+import { DEFAULT_REDACT_KEYS, FileLoggingEventBus } from "../events/file-logging-event-bus.js";
+import { type PluginDefinition, registerBuiltin } from "../plugins/plugin-registry.js";
 
 /** Config of the `async` event bus. */
 export const ASYNC_EVENT_BUS_CONFIG = z.object({

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { HeadTailContextAssembler } from "../context/head-tail-context-assembler.js";
+import { PassthroughContextAssembler } from "../context/passthrough-context-assembler.js";
+import { SlidingWindowContextAssembler } from "../context/sliding-window-context-assembler.js";
+import { TruncatingContextAssembler } from "../context/truncating-context-assembler.js";
 import { PluginConfigError } from "../errors/error-classes.js";
 import { getLogger } from "../logging/logger.js";
 import { getPlugin, listBuiltins } from "../plugins/plugin-registry.js";
 import { registerContextAssemblerBuiltins } from "./builtin-context-assemblers.js";
-import { HeadTailContextAssembler } from "./head-tail-context-assembler.js";
-import { PassthroughContextAssembler } from "./passthrough-context-assembler.js";
-import { SlidingWindowContextAssembler } from "./sliding-window-context-assembler.js";
-import { TruncatingContextAssembler } from "./truncating-context-assembler.js";
 
 registerContextAssemblerBuiltins();
 registerContextAssemblerBuiltins();
