@@ -113,7 +113,39 @@ export {
   type ToolResult,
   type ToolStreamPart,
 } from "./contracts/tool.js";
-export * from "./errors/error-classes.js";
+export {
+  BudgetExhausted,
+  ConfigError,
+  type ConfigIssue,
+  ConfigLoadError,
+  ConfigValidationError,
+  DecisionError,
+  IllegalTransitionError,
+  LLMConnectionError,
+  LLMRateLimitError,
+  LLMResponseError,
+  ModelRetryError,
+  OutputValidationError,
+  PatternError,
+  PermanentToolError,
+  PermissionDeniedError,
+  PluginConfigError,
+  PluginLoadError,
+  RunBusyError,
+  RunEventsLostError,
+  RunNotCompletedError,
+  SandboxError,
+  type SandboxRule,
+  SessionQueueFullError,
+  ToolAuthError,
+  ToolCancelledError,
+  ToolError,
+  ToolRateLimitError,
+  ToolTimeoutError,
+  ToolUnavailableError,
+  ToolValidationError,
+  type ValidationErrorInfo,
+} from "./errors/error-classes.js";
 export { ERROR_CODES, type ErrorCode } from "./errors/error-codes.js";
 export {
   type ErrorDetails,
@@ -208,7 +240,15 @@ export {
 export { RunFolder, summarizePayload, summarizeValue, type ToolLogLine } from "./run-folders/run-folder.js";
 export { runAgent, runAgentDetailed, streamAgent } from "./runtime/run-agent.js";
 export { Runtime } from "./runtime/runtime.js";
-export * from "./runtime/seam-registries.js";
+export {
+  getPlugin,
+  listPlugins,
+  type PluginFactory,
+  type PluginKindName,
+  type PluginTypes,
+  registerPlugin,
+  unregisterPlugin,
+} from "./runtime/seam-registries.js";
 export { type RunStreamChunk, RunStreamChunkKind } from "./runtime/stream-chunk.js";
 export {
   type CheckedPath,

@@ -6,7 +6,7 @@ import {
   type JobStatus,
   type Message,
   Runtime,
-  registerSession,
+  registerPlugin,
   type ToolMessage,
 } from "../src/index.js";
 import type { RunState } from "../src/loop/run-state.js";
@@ -218,7 +218,7 @@ describe("background tools in durable runs", () => {
   async function startProcess(shared: InMemorySessionManager, tool: BackgroundTool) {
     const view = new ProcessView(shared);
     const type = `background_test_store_${++processCount}`;
-    registerSession(type, () => view);
+    registerPlugin("session", type, () => view);
     // Stateless answers, so any process can continue the run: render once, then say done.
     const llm = scriptedModel(
       [

@@ -5,7 +5,7 @@ import {
   type BatchItem,
   type BatchResult,
   type Message,
-  registerPattern,
+  registerPlugin,
   type StepAction,
   type ToolContext,
   type ToolMessage,
@@ -190,7 +190,7 @@ describe("batch tools: several calls of one tool in a step make one invokeBatch"
         return { type: "final", output: "read" };
       }
     }
-    registerPattern("batch_reader", () => () => new Reader());
+    registerPlugin("pattern", "batch_reader", () => () => new Reader());
     const { runtime } = await runtimeWith([], { pattern: { type: "batch_reader" }, tools: [read, addTool] });
     const chunks = await collect(runtime.stream({ agentId: "a", inputText: "go" }));
     expect(chunks.at(-1)!.result!.stopReason).toBe("completed");

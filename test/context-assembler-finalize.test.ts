@@ -6,7 +6,7 @@ import {
   defineTool,
   type RunResult,
   Runtime,
-  registerContextAssembler,
+  registerPlugin,
 } from "../src/index.js";
 import { scriptedModel } from "../src/testing/index.js";
 import { collect } from "./support/harness.js";
@@ -45,7 +45,7 @@ let registered = 0;
 async function runtimeWith(assembler: ContextAssembler, script: Parameters<typeof scriptedModel>[0]) {
   // A user's assembler, the way a config names one: a registered type.
   const type = `finalize_test_${++registered}`;
-  registerContextAssembler(type, () => assembler);
+  registerPlugin("context_assembler", type, () => assembler);
   const pay = defineTool({
     name: "pay",
     description: "Pay (needs approval)",

@@ -7,7 +7,7 @@ import {
   type Message,
   type RunResult,
   Runtime,
-  registerSession,
+  registerPlugin,
   ToolRateLimitError,
 } from "../src/index.js";
 import type { RunState } from "../src/loop/run-state.js";
@@ -112,7 +112,7 @@ async function startProcess(
   const view = new ProcessView(shared);
   setup(view);
   const type = `durable_test_store_${++processCount}`;
-  registerSession(type, () => view);
+  registerPlugin("session", type, () => view);
   const runtime = await Runtime.fromDict({
     session: { type },
     agents: [{ id: "a", name: "Agent A", ...agent }],
@@ -745,7 +745,7 @@ describe("continuing a run is exclusive (in_memory store shared by two runtimes)
   /** A runtime over the shared store itself, its session lock included (unlike a ProcessView's). */
   async function sharing(shared: InMemorySessionManager, agent: Record<string, unknown>): Promise<Runtime> {
     const type = `durable_shared_store_${++processCount}`;
-    registerSession(type, () => shared);
+    registerPlugin("session", type, () => shared);
     return Runtime.fromDict({ session: { type }, agents: [{ id: "a", name: "Agent A", ...agent }] });
   }
 

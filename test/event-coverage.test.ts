@@ -17,9 +17,7 @@ import {
   DEFAULT_EXECUTION_SPEC,
   defineTool,
   Runtime,
-  registerMemory,
-  registerPattern,
-  registerSession,
+  registerPlugin,
   type StepAction,
   ToolRateLimitError,
 } from "../src/index.js";
@@ -146,7 +144,7 @@ describe("every declared event is emitted by some run", () => {
         return { type: "final", output: "ok" };
       }
     }
-    registerPattern("coverage_scripted", () => () => new Scripted());
+    registerPlugin("pattern", "coverage_scripted", () => () => new Scripted());
     const scripted = await agentRuntime({ tools: [addTool], pattern: { type: "coverage_scripted" } });
     await scripted.runDetailed({ agentId: "a", inputText: "go" });
     const plan = await agentRuntime({
@@ -190,7 +188,7 @@ describe("every declared event is emitted by some run", () => {
   });
 
   it("memory that fails to inject and to write back", async () => {
-    registerMemory("coverage_failing", () => ({
+    registerPlugin("memory", "coverage_failing", () => ({
       inject() {
         throw new Error("no recall");
       },
@@ -237,7 +235,7 @@ describe("every declared event is emitted by some run", () => {
       const view = new ProcessView(shared);
       setup(view);
       const type = `coverage_store_${++views}`;
-      registerSession(type, () => view);
+      registerPlugin("session", type, () => view);
       const runtime = await agentRuntime({ tools: [addTool, record], llm: model() }, { session: { type } });
       return { runtime, view };
     };

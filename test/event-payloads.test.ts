@@ -5,7 +5,7 @@ import {
   BasePattern,
   defineTool,
   type Logger,
-  registerPattern,
+  registerPlugin,
   type StepAction,
   setLogger,
 } from "../src/index.js";
@@ -71,7 +71,7 @@ describe("the loop's own events match EVENT_SCHEMAS", () => {
         return { type: "final", output: "ok" };
       }
     }
-    registerPattern("noisy", () => () => new Noisy());
+    registerPlugin("pattern", "noisy", () => () => new Noisy());
     try {
       const { runtime } = await runtimeWith([], { pattern: { type: "noisy" } });
       expect(await runtime.run({ agentId: "a", inputText: "go" })).toBe("ok");

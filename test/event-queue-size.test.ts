@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RuntimeEvent } from "../src/contracts/runtime-event.js";
-import { RunEventsLostError, type RunStreamChunk, type Runtime, registerSession } from "../src/index.js";
+import { RunEventsLostError, type RunStreamChunk, type Runtime, registerPlugin } from "../src/index.js";
 import { InMemorySessionManager } from "../src/sessions/in-memory-session-manager.js";
 import { collect, deferred, runtimeWith } from "./support/harness.js";
 
@@ -107,7 +107,7 @@ describe("event_queue_size", () => {
         return [];
       }
     }
-    registerSession("forgetful_events", () => new Forgetful());
+    registerPlugin("session", "forgetful_events", () => new Forgetful());
     const rt = await deltaRuntime({ type: "forgetful_events" });
     const finished = finishedRun(rt);
     const stream = rt.stream({ agentId: "a", inputText: "go" });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   defineTool,
-  registerToolExecutor,
+  registerPlugin,
   type ToolExecutionRequest,
   type ToolExecutionResult,
   type ToolExecutionStreamPart,
@@ -11,7 +11,7 @@ import { collect, runtimeWith, toolCall } from "./support/harness.js";
 describe("the tool stage runs a streaming tool through the executor's executeStream", () => {
   it("turns each delta the executor yields into tool.delta, and its final part into the call's result", async () => {
     const streamed: string[] = [];
-    registerToolExecutor("stream_only", () => ({
+    registerPlugin("tool_executor", "stream_only", () => ({
       execute: (request: ToolExecutionRequest): Promise<ToolExecutionResult> =>
         Promise.resolve({ toolId: request.toolId, success: true, data: "via execute", metadata: {} }),
       async *executeStream(request: ToolExecutionRequest): AsyncIterable<ToolExecutionStreamPart> {

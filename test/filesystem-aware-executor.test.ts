@@ -8,7 +8,7 @@ import type { Message, ModelRequest } from "../src/index.js";
 import {
   defineTool,
   Runtime,
-  registerToolExecutor,
+  registerPlugin,
   type ToolExecutionRequest,
   type ToolExecutionResult,
   type ToolExecutionStreamPart,
@@ -256,7 +256,7 @@ describe("the filesystem_aware tool executor", () => {
   });
   it("hands an allowed streaming call to the inner executor's executeStream", async () => {
     const dir = mkdtempSync(path.join(base, "inner-stream-"));
-    registerToolExecutor("fs_aware_inner_stream", () => ({
+    registerPlugin("tool_executor", "fs_aware_inner_stream", () => ({
       execute: (request: ToolExecutionRequest): Promise<ToolExecutionResult> =>
         Promise.resolve({ toolId: request.toolId, success: true, data: "via execute", metadata: {} }),
       async *executeStream(request: ToolExecutionRequest): AsyncIterable<ToolExecutionStreamPart> {

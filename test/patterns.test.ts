@@ -6,7 +6,7 @@ import {
   type FollowupResolution,
   ReactPattern,
   type ResponseRepairDecision,
-  registerPattern,
+  registerPlugin,
   type StepAction,
 } from "../src/index.js";
 import { parsePlan } from "../src/patterns/plan-execute-pattern.js";
@@ -54,7 +54,7 @@ describe("pattern helpers (TL-4)", () => {
         return { status: "resolved", output: "from cache" };
       }
     }
-    registerPattern("cached", () => () => new Cached());
+    registerPlugin("pattern", "cached", () => () => new Cached());
     const { runtime, model } = await runtimeWith([{ text: "never" }], { pattern: { type: "cached" } });
     const result = await runtime.runDetailed({ agentId: "a", sessionId: "s", inputText: "again?" });
     expect(result.finalOutput).toBe("from cache");
@@ -72,7 +72,7 @@ describe("pattern helpers (TL-4)", () => {
         return { status: "repaired", output: `repaired (${input.stopReason})` };
       }
     }
-    registerPattern("repairing", () => () => new Repairing());
+    registerPlugin("pattern", "repairing", () => () => new Repairing());
     const repaired = await runtimeWith([{ text: "" }], { pattern: { type: "repairing" } });
     expect(await repaired.runtime.run({ agentId: "a", inputText: "?" })).toBe("repaired (end_turn)");
     await repaired.runtime.close();
@@ -102,7 +102,7 @@ describe("pattern helpers (TL-4)", () => {
         return { type: "final", output: single };
       }
     }
-    registerPattern("scripted", () => () => new Scripted());
+    registerPlugin("pattern", "scripted", () => () => new Scripted());
     const { runtime } = await runtimeWith([], {
       pattern: { type: "scripted" },
       tools: [upper, (await import("./support/harness.js")).addTool],
@@ -146,7 +146,7 @@ describe("pattern helpers (TL-4)", () => {
         return { type: "final", output: "unreachable" };
       }
     }
-    registerPattern("failing", () => () => new Failing());
+    registerPlugin("pattern", "failing", () => () => new Failing());
     const { runtime } = await runtimeWith([], { pattern: { type: "failing" } });
     const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
     expect(result.stopReason).toBe("failed");

@@ -6,7 +6,7 @@ import {
   type HookContext,
   type Logger,
   type RunRecord,
-  registerSession,
+  registerPlugin,
   type ToolMessage,
 } from "../src/index.js";
 import { InMemorySessionManager } from "../src/sessions/in-memory-session-manager.js";
@@ -95,7 +95,7 @@ describe("a suspended run whose record cannot be stored", () => {
   });
 
   it("fails with the store's error and a hint, in its result and in its stream", async () => {
-    registerSession("no_waiting_records", () => new NoWaitingRecords());
+    registerPlugin("session", "no_waiting_records", () => new NoWaitingRecords());
     const { runtime } = await runtimeWith(
       // One turn for each run: both ask to pay.
       [

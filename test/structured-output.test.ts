@@ -4,7 +4,7 @@ import {
   BasePattern,
   ModelRetryError,
   OutputValidationError,
-  registerPattern,
+  registerPlugin,
   type StepAction,
 } from "../src/index.js";
 import { collect, runtimeWith } from "./support/harness.js";
@@ -100,7 +100,7 @@ describe("structured output (RT-9)", () => {
         return { type: "final", output: response.text };
       }
     }
-    registerPattern("picky", () => () => new Picky());
+    registerPlugin("pattern", "picky", () => () => new Picky());
     const { runtime } = await runtimeWith([{ text: "bad" }, { text: "good" }], {
       pattern: { type: "picky" },
     });

@@ -3,7 +3,7 @@ import { z } from "zod";
 import {
   defineTool,
   type HookContext,
-  registerToolExecutor,
+  registerPlugin,
   SuspendToolCall,
   type ToolCallState,
   type ToolExecutionRequest,
@@ -220,7 +220,7 @@ describe("tool calls: one result per call (LC-7)", () => {
   });
 
   it("a policy refusal fails only that call and the run goes on", async () => {
-    registerToolExecutor("unlucky_policy", () => ({
+    registerPlugin("tool_executor", "unlucky_policy", () => ({
       execute: async (request: ToolExecutionRequest) => ({
         toolId: request.toolId,
         success: true,

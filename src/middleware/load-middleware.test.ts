@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Next } from "../contracts/middleware.js";
 import { PluginLoadError } from "../errors/error-classes.js";
 import { unregisterPlugin } from "../plugins/plugin-registry.js";
-import { registerMiddleware } from "../runtime/seam-registries.js";
+import { registerPlugin } from "../runtime/seam-registries.js";
 import { loadMiddleware } from "./load-middleware.js";
 import { NO_MIDDLEWARE } from "./middleware-chain.js";
 
@@ -83,7 +83,7 @@ describe("loadMiddleware", () => {
   });
 
   it("builds a registered type with its factory and the ref's config", async () => {
-    registerMiddleware("test_greeting", (config) => async (ctx: unknown, next: Next) => {
+    registerPlugin("middleware", "test_greeting", (config) => async (ctx: unknown, next: Next) => {
       (ctx as unknown as { log: string[] }).log.push(`hello ${String(config.name)}`);
       await next();
     });
@@ -105,7 +105,7 @@ describe("loadMiddleware", () => {
     );
     await expect(notMiddleware).rejects.toBeInstanceOf(PluginLoadError);
     await expect(notMiddleware).rejects.toThrow("agents[a].middleware.chat[0]: not middleware");
-    registerMiddleware("test_retry", () => async (_ctx: unknown, next: Next) => next());
+    registerPlugin("middleware", "test_retry", () => async (_ctx: unknown, next: Next) => next());
     try {
       const unknown = loadMiddleware(
         { function: [{ type: "test_retyr", config: {} }] },

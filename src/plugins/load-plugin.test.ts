@@ -11,7 +11,7 @@ import { isPluginRef, loadPlugin } from "./load-plugin.js";
 import {
   type PluginFactoryContext,
   registerBuiltin,
-  registerPlugin,
+  registerUserPlugin,
   unregisterPlugin,
 } from "./plugin-registry.js";
 
@@ -127,7 +127,7 @@ describe("loadPlugin", () => {
     });
 
     it("creates a user-registered type", async () => {
-      registerPlugin({ kind: "hook", type: "test_user_hook", create: (config) => ({ user: config }) });
+      registerUserPlugin({ kind: "hook", type: "test_user_hook", create: (config) => ({ user: config }) });
       try {
         expect(await loadPlugin("hook", { type: "test_user_hook", config: { a: 1 } })).toEqual({
           user: { a: 1 },

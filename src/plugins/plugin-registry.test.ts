@@ -7,7 +7,7 @@ import {
   PLUGIN_KINDS,
   type PluginDefinition,
   registerBuiltin,
-  registerPlugin,
+  registerUserPlugin,
   unregisterPlugin,
 } from "./plugin-registry.js";
 
@@ -53,7 +53,7 @@ describe("plugin registry", () => {
     const builtin = definition("session", "reg_builtin", "builtin");
     const user = definition("session", "reg_user", "user");
     registerBuiltin(builtin);
-    registerPlugin(user);
+    registerUserPlugin(user);
     expect(getPlugin("session", "reg_builtin")).toBe(builtin);
     expect(getPlugin("session", "reg_user")).toBe(user);
     expect(getPlugin("memory", "reg_user")).toBeUndefined();
@@ -64,8 +64,8 @@ describe("plugin registry", () => {
   it("lists builtins and user entries separately, in registration order", () => {
     registerBuiltin(definition("skills", "b_two", "x"));
     registerBuiltin(definition("skills", "b_one", "x"));
-    registerPlugin(definition("skills", "u_two", "x"));
-    registerPlugin(definition("skills", "u_one", "x"));
+    registerUserPlugin(definition("skills", "u_two", "x"));
+    registerUserPlugin(definition("skills", "u_one", "x"));
     expect(listBuiltins("skills")).toEqual(["b_two", "b_one"]);
     expect(listPlugins("skills")).toEqual(["u_two", "u_one"]);
     expect(listBuiltins("middleware")).toEqual([]);
@@ -76,7 +76,7 @@ describe("plugin registry", () => {
     const builtin = definition("event_bus", "clash", "builtin");
     const user = definition("event_bus", "clash", "user");
     registerBuiltin(builtin);
-    registerPlugin(user);
+    registerUserPlugin(user);
     expect(warnings).toEqual([
       'event_bus "clash" is a builtin name; the builtin wins over the user registration',
     ]);
@@ -87,16 +87,16 @@ describe("plugin registry", () => {
   it("keeps the builtin when a builtin is registered after a user entry", () => {
     const user = definition("pattern", "late_builtin", "user");
     const builtin = definition("pattern", "late_builtin", "builtin");
-    registerPlugin(user);
+    registerUserPlugin(user);
     registerBuiltin(builtin);
     expect(getPlugin("pattern", "late_builtin")).toBe(builtin);
     expect(warnings).toEqual([]);
   });
 
   it("replaces a user entry registered again under the same name", () => {
-    registerPlugin(definition("runtime", "again", "first"));
+    registerUserPlugin(definition("runtime", "again", "first"));
     const second = definition("runtime", "again", "second");
-    registerPlugin(second);
+    registerUserPlugin(second);
     expect(getPlugin("runtime", "again")).toBe(second);
     expect(listPlugins("runtime")).toEqual(["again"]);
   });
@@ -104,7 +104,7 @@ describe("plugin registry", () => {
   it("unregisters user entries only", () => {
     const builtin = definition("context_assembler", "ua_builtin", "b");
     registerBuiltin(builtin);
-    registerPlugin(definition("context_assembler", "ua_user", "u"));
+    registerUserPlugin(definition("context_assembler", "ua_user", "u"));
     expect(unregisterPlugin("context_assembler", "ua_user")).toBe(true);
     expect(getPlugin("context_assembler", "ua_user")).toBeUndefined();
     expect(listPlugins("context_assembler")).toEqual([]);
@@ -116,7 +116,7 @@ describe("plugin registry", () => {
   it("uncovers the builtin when the clashing user entry is unregistered", () => {
     const builtin = definition("tool_executor", "shadowed", "b");
     registerBuiltin(builtin);
-    registerPlugin(definition("tool_executor", "shadowed", "u"));
+    registerUserPlugin(definition("tool_executor", "shadowed", "u"));
     expect(unregisterPlugin("tool_executor", "shadowed")).toBe(true);
     expect(getPlugin("tool_executor", "shadowed")).toBe(builtin);
     expect(listPlugins("tool_executor")).toEqual([]);

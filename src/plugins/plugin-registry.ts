@@ -74,7 +74,7 @@ export function registerBuiltin(definition: PluginDefinition): void {
 }
 
 /** Register a user plugin under a type name. A builtin of the same name wins, with a warning. */
-export function registerPlugin(definition: PluginDefinition): void {
+export function registerUserPlugin(definition: PluginDefinition): void {
   if (table(builtins, definition.kind).has(definition.type)) {
     getLogger().warn(
       `${definition.kind} "${definition.type}" is a builtin name; the builtin wins over the user registration`,

@@ -7,84 +7,69 @@ import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import type { Memory } from "../memory/memory.js";
 import type { Pattern } from "../patterns/pattern.js";
 import {
-  getPlugin,
-  listPlugins,
+  getPlugin as getDefinition,
+  listPlugins as listUserPlugins,
   type PluginDefinition,
   type PluginFactoryContext,
-  type PluginKind,
-  registerPlugin,
+  registerUserPlugin,
+  unregisterPlugin as removeUserPlugin,
 } from "../plugins/plugin-registry.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 
-/** What `registerX` accepts: a factory `(config, context) => instance`, or a full definition. */
+/** What each kind of plugin makes: the instance a registered factory returns. */
+export interface PluginTypes {
+  tool: Tool;
+  memory: Memory;
+  /** A pattern factory returns a function making one pattern per run. */
+  pattern: () => Pattern;
+  runtime: RuntimePlugin;
+  session: SessionManager;
+  event_bus: EventBus;
+  tool_executor: ToolExecutor;
+  context_assembler: ContextAssembler;
+  skills: SkillsManager;
+  hook: Hook;
+  /** Middleware for `"middleware": {"agent" | "chat" | "function": [{"type": …}]}`: a `(ctx, next)` function or `{process}`. */
+  middleware: AnyMiddleware;
+}
+
+/** A kind of plugin a config can name by `type`. */
+export type PluginKindName = keyof PluginTypes;
+
+/** What `registerPlugin` accepts: a factory `(config, context) => instance`, or a full definition. */
 export type PluginFactory<T> =
   | ((config: Record<string, unknown>, context: PluginFactoryContext) => T | Promise<T>)
   | Omit<PluginDefinition<T>, "kind" | "type">;
 
-function registrar<T>(kind: PluginKind) {
-  return {
-    register(type: string, factory: PluginFactory<T>): void {
-      const definition = typeof factory === "function" ? { create: factory } : factory;
-      registerPlugin({ ...definition, kind, type } as PluginDefinition);
-    },
-    get(type: string): PluginDefinition<T> | undefined {
-      return getPlugin(kind, type) as PluginDefinition<T> | undefined;
-    },
-    list(): string[] {
-      return listPlugins(kind);
-    },
-  };
+/**
+ * Register a plugin under a type name, so configs can name it: `registerPlugin("tool", "weather", (config) =>
+ * new WeatherTool(config))` makes `{"id": "w", "type": "weather", "config": {…}}` load it. A builtin of the same
+ * name wins, with a warning.
+ */
+export function registerPlugin<K extends PluginKindName>(
+  kind: K,
+  type: string,
+  factory: PluginFactory<PluginTypes[K]>,
+): void {
+  const definition = typeof factory === "function" ? { create: factory } : factory;
+  registerUserPlugin({ ...definition, kind, type } as PluginDefinition);
 }
 
-const tool = registrar<Tool>("tool");
-const memory = registrar<Memory>("memory");
-const pattern = registrar<() => Pattern>("pattern");
-const runtime = registrar<RuntimePlugin>("runtime");
-const session = registrar<SessionManager>("session");
-const eventBus = registrar<EventBus>("event_bus");
-const toolExecutor = registrar<ToolExecutor>("tool_executor");
-const contextAssembler = registrar<ContextAssembler>("context_assembler");
-const skills = registrar<SkillsManager>("skills");
-const hook = registrar<Hook>("hook");
-const middleware = registrar<AnyMiddleware>("middleware");
+/** The definition a `type` names: Keel's builtin first, then a registered one. */
+export function getPlugin<K extends PluginKindName>(
+  kind: K,
+  type: string,
+): PluginDefinition<PluginTypes[K]> | undefined {
+  return getDefinition(kind, type) as PluginDefinition<PluginTypes[K]> | undefined;
+}
 
-/** Register a tool type for configs (`{"id": "x", "type": "<name>"}`). */
-export const registerTool = tool.register;
-export const getTool = tool.get;
-export const listTools = tool.list;
-export const registerMemory = memory.register;
-export const getMemory = memory.get;
-export const listMemories = memory.list;
-/** A pattern factory returns a function making one pattern per run. */
-export const registerPattern = pattern.register;
-export const getPattern = pattern.get;
-export const listPatterns = pattern.list;
-export const registerRuntime = runtime.register;
-export const getRuntime = runtime.get;
-export const listRuntimes = runtime.list;
-export const registerSession = session.register;
-export const getSession = session.get;
-export const listSessions = session.list;
-export const registerEventBus = eventBus.register;
-export const getEventBus = eventBus.get;
-export const listEventBuses = eventBus.list;
-export const registerToolExecutor = toolExecutor.register;
-export const getToolExecutor = toolExecutor.get;
-export const listToolExecutors = toolExecutor.list;
-export const registerContextAssembler = contextAssembler.register;
-export const getContextAssembler = contextAssembler.get;
-export const listContextAssemblers = contextAssembler.list;
-export const registerSkills = skills.register;
-export const getSkills = skills.get;
-export const listSkills = skills.list;
-export const registerHook = hook.register;
-export const getHook = hook.get;
-export const listHooks = hook.list;
-/**
- * Register middleware for configs (`"middleware": {"chat": [{"type": "<name>", "config": {…}}]}`): the factory
- * gets the ref's `config` and returns the middleware, a `(ctx, next)` function or an object with `process`.
- */
-export const registerMiddleware = middleware.register;
-export const getMiddleware = middleware.get;
-export const listMiddleware = middleware.list;
+/** The type names registered for a kind (builtins not included). */
+export function listPlugins(kind: PluginKindName): string[] {
+  return listUserPlugins(kind);
+}
+
+/** Remove a registration (tests, hot reload); a builtin cannot be removed. */
+export function unregisterPlugin(kind: PluginKindName, type: string): boolean {
+  return removeUserPlugin(kind, type);
+}
