@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes docs/events.md from EVENT_SCHEMAS (RT-13); with --check, fails when the file on disk is out of date.
+// Writes docs/events.md from EVENT_SCHEMAS; with --check, fails when the file on disk is out of date.
 // Reads the built package, so `npm run build` must run first.
 import { readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineTool, type Message, Runtime } from "../src/index.js";
 import { scriptedModel } from "../src/testing/index.js";
 
-/** Agent as tool (CX-4): input, result, kwargs, sessions shared only when asked, suspension forwarded. */
+/** Agent as tool: input, result, kwargs, sessions shared only when asked, suspension forwarded. */
 
 const seen: { kwargs: unknown[]; sessions: string[] } = { kwargs: [], sessions: [] };
 
@@ -76,7 +76,7 @@ async function runtimeFor(task: string, config: Record<string, unknown> = {}) {
   return { runtime, parent };
 }
 
-describe("agent as tool (CX-4)", () => {
+describe("agent as tool", () => {
   it("runs the child with the task, returns its final text, and shows the model one string argument", async () => {
     const { runtime, parent } = await runtimeFor("remember milk");
     const result = await runtime.runDetailed({

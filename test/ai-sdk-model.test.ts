@@ -119,7 +119,7 @@ describe("an agent on an AI SDK model (ai/test MockLanguageModelV3)", () => {
       },
     ]);
 
-    // Usage of both calls, cached and reasoning tokens included, priced as gpt-4o-mini (RT-10).
+    // Usage of both calls, cached and reasoning tokens included, priced as gpt-4o-mini.
     expect(result.usage).toMatchObject({
       llmCalls: 2,
       toolCalls: 1,

@@ -11,7 +11,7 @@ import {
 import { scriptedModel } from "../src/testing/index.js";
 import { collect } from "./support/harness.js";
 
-/** A user's context assembler: `assemble` at the start, `finalize` when the run ends (CX-2). */
+/** A user's context assembler: `assemble` at the start, `finalize` when the run ends. */
 
 class TaggingAssembler implements ContextAssembler {
   readonly finalized: { stopReason: string; sessionId: string; inputText: string }[] = [];

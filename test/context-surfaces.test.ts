@@ -12,7 +12,7 @@ import {
 } from "../src/index.js";
 import { collect, runtimeWith, toolCall } from "./support/harness.js";
 
-// One marker per surface (CX-1): each must show up where it belongs and nowhere else.
+// One marker per surface: each must show up where it belongs and nowhere else.
 const FUNCTION_MARK = "fk-marker-7f3c";
 const CLIENT_MARK = "ck-marker-9a1e";
 const SESSION_MARK = "sk-marker-2b5d";
@@ -21,7 +21,7 @@ function text(value: unknown): string {
   return JSON.stringify(value) ?? "";
 }
 
-describe("runtime context surfaces (CX-1)", () => {
+describe("runtime context surfaces", () => {
   it("keeps functionInvocationKwargs, clientKwargs and session state each on its own surface", async () => {
     const surfaces: Record<string, string> = {};
     const states = new Set<unknown>();
@@ -157,7 +157,7 @@ describe("runtime context surfaces (CX-1)", () => {
   });
 });
 
-describe("injected context (CX-2)", () => {
+describe("injected context", () => {
   it("never puts a tool's context parameter into the schema the model receives", async () => {
     class Lookup extends BaseTool<{ key: string }> {
       readonly name = "lookup";

@@ -16,7 +16,7 @@ import {
 } from "./support/child-processes.js";
 
 /**
- * Durable runs (DR-2, DR-3) across real process deaths. A child process runs a durable agent against a
+ * Durable runs across real process deaths. A child process runs a durable agent against a
  * persistent store and is SIGKILLed at a named point; a fresh child resumes the run from the store alone with
  * `runtime.resumeRun(runId)`. The agent (test/support/crash-child.mjs): step 1 calls `add` (c1); step 2 calls
  * `record` (c2) and `add` (c3); step 3 answers. test/durable-runs.test.ts simulates the same in one process.

@@ -14,7 +14,7 @@ import {
 } from "./support/child-processes.js";
 
 /**
- * Decisions (LC-8) across processes. Process A runs an agent whose step calls `pay` twice (each needs approval)
+ * Decisions across processes. Process A runs an agent whose step calls `pay` twice (each needs approval)
  * and `add` (which does not), and exits once the run waits; process B decides one payment and exits, the run
  * waiting again; process C decides the other and the run completes. Everything the run leaves must equal the
  * same script decided in one process with the same store type. A decision for a call the run does not have is

@@ -12,7 +12,7 @@ import type { RunState } from "../src/loop/run-state.js";
 import { scriptedModel } from "../src/testing/index.js";
 import { deferred } from "./support/harness.js";
 
-/** Suspend, decide, resume (LC-7, LC-8, CX-5). */
+/** Suspend, decide, resume. */
 
 interface Ledger {
   calls: string[];
@@ -81,7 +81,7 @@ function toolMessages(messages: readonly Message[]) {
     .map((message) => [message.toolCallId, message.content]);
 }
 
-describe("suspension (LC-7, CX-5)", () => {
+describe("suspension", () => {
   it("suspends every call that needs approval while the others run, and checkpoints the step", async () => {
     const { runtime, ledger } = await runtimeWith(payTwice);
     const result = await runtime.runDetailed({ agentId: "a", inputText: "pay", runId: "s" });
@@ -150,7 +150,7 @@ describe("suspension (LC-7, CX-5)", () => {
   });
 });
 
-describe("decisions (LC-8)", () => {
+describe("decisions", () => {
   it("approves: the call replays with its original arguments, as an event in the run's log", async () => {
     const { runtime, ledger } = await runtimeWith(payTwice);
     await runtime.runDetailed({ agentId: "a", inputText: "pay", runId: "d" });
@@ -485,7 +485,7 @@ describe("decisions (LC-8)", () => {
   });
 });
 
-describe("attach around a decision (LC-9)", () => {
+describe("attach around a decision", () => {
   it("follows a waiting run into its resumption: attach, then decide, and see every event once", async () => {
     const { runtime } = await runtimeWith(payTwice);
     await runtime.runDetailed({ agentId: "a", inputText: "pay", runId: "at1" });

@@ -17,7 +17,7 @@ import { ProcessView } from "./support/crashable-store.js";
 import { deferred } from "./support/harness.js";
 
 /**
- * Durable runs (DR-2, DR-3, LC-6) in one process. Each simulated process has its own runtime over one shared
+ * Durable runs in one process. Each simulated process has its own runtime over one shared
  * store; `ProcessView.crash()` is a process dying. test/crash-resume.test.ts does the same with real child
  * processes and SIGKILL against the persistent stores.
  */
@@ -134,7 +134,7 @@ async function referenceRun(): Promise<{ result: RunResult; transcript: Message[
   return { result, transcript: await storedTranscript(shared, "ref") };
 }
 
-describe("durable checkpoints (LC-6)", () => {
+describe("durable checkpoints", () => {
   it("checkpoints after each model call, each tool call and each step, with ids <runId>:step:<n>", async () => {
     const shared = new InMemorySessionManager();
     const ledger = new Ledger();
@@ -229,7 +229,7 @@ describe("durable checkpoints (LC-6)", () => {
   });
 });
 
-describe("automatic resume of durable runs (DR-2)", () => {
+describe("automatic resume of durable runs", () => {
   it("resumes mid-loop after a rate limit without running finished tool calls again", async () => {
     const reference = await referenceRun();
     const shared = new InMemorySessionManager();
@@ -402,7 +402,7 @@ describe("automatic resume of durable runs (DR-2)", () => {
   });
 });
 
-describe("resume in another process (DR-3)", () => {
+describe("resume in another process", () => {
   it("continues a run killed right after a model call; the tool runs once", async () => {
     const reference = await referenceRun();
     const shared = new InMemorySessionManager();

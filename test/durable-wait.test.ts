@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileForChildren, repoRoot } from "./support/compile-for-children.js";
 
 /**
- * A durable run that meets a retryable model error waits `retryAfterMs` and resumes (DR-2). That wait is the
+ * A durable run that meets a retryable model error waits `retryAfterMs` and resumes. That wait is the
  * run's work: the process must not exit during it, which only a process of its own shows (vitest keeps the event
  * loop alive). And a rate limit on the first model call, before any checkpoint, resumes the run from its start.
  */

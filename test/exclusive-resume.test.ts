@@ -15,7 +15,7 @@ import {
 import { compileForChildren, repoRoot } from "./support/compile-for-children.js";
 
 /**
- * Continuing a run is exclusive across processes (DR-3): of two processes resuming one crashed run's latest
+ * Continuing a run is exclusive across processes: of two processes resuming one crashed run's latest
  * checkpoint, one goes on and the other is refused with a typed error — never a silent branch that runs the
  * run's side-effecting tool again — and `keel resume` on a run another process is running exits 2 with the
  * refusal's code and hint. The agent is test/support/crash-child.mjs's: step 1 calls `add` (c1); step 2 calls

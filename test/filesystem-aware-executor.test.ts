@@ -19,7 +19,7 @@ import { isPathArgumentName } from "../src/tools/executors/filesystem-aware-tool
 import { collect } from "./support/harness.js";
 
 /**
- * The `filesystem_aware` tool executor (TL-3): before a tool that declares readsFiles / writesFiles runs, its
+ * The `filesystem_aware` tool executor: before a tool that declares readsFiles / writesFiles runs, its
  * path arguments are checked against the run's sandbox, and a refusal is the filesystem tools' own typed
  * sandbox refusal — the tool does not run, the model reads the refusal, the run goes on.
  */

@@ -7,7 +7,7 @@ import { scriptedModel } from "../src/testing/index.js";
 import { collect } from "./support/harness.js";
 
 /**
- * The filesystem toolset end to end (SB-1, SB-2): an agent configured with `{"type": "filesystem"}` works in a
+ * The filesystem toolset end to end: an agent configured with `{"type": "filesystem"}` works in a
  * temporary workspace; a path the sandbox refuses comes back to the model as an error tool result with its
  * code, and the run goes on.
  */

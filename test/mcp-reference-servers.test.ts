@@ -33,7 +33,7 @@ import {
 } from "./support/mcp-reference-servers.js";
 
 /**
- * MCP-1 against the MCP reference servers from npm, started by the tests: server-everything over stdio and over
+ * The mcp tool type against the MCP reference servers from npm, started by the tests: server-everything over stdio and over
  * Streamable HTTP in both connection modes, server-filesystem over stdio, a restarted HTTP server's stale
  * session, and one Runtime run.
  */

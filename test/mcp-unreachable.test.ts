@@ -11,7 +11,7 @@ import { compileForChildren } from "./support/compile-for-children.js";
 import { collect } from "./support/harness.js";
 
 /**
- * An `mcp` tool whose server cannot be reached (MCP-1): the run ends `failed` before its loop with a
+ * An `mcp` tool whose server cannot be reached: the run ends `failed` before its loop with a
  * PermanentToolError and a hint — runDetailed() resolves, run() rejects with the typed error, stream() ends with
  * run.finished — in this process and in a child process running Keel's build.
  */

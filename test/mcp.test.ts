@@ -17,7 +17,7 @@ import { state as serverState } from "./fixtures/mcp/demo-server.mjs";
 import { startHttpServer } from "./fixtures/mcp/http-server.mjs";
 import { eventually, mcpTool, mcpToolContext, processRuns } from "./support/mcp-harness.js";
 
-/** MCP-1 against real MCP servers built with the SDK: one spawned over stdio, one in process over HTTP. */
+/** The mcp tool type against real MCP servers built with the SDK: one spawned over stdio, one in process over HTTP. */
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DEMO = path.join(here, "fixtures/mcp/demo-server.mjs");
@@ -55,7 +55,7 @@ async function toolset(
 
 const tool = mcpTool;
 
-/** A tool context without a model or a run loop (SB-7). */
+/** A tool context without a model or a run loop. */
 function ctx(sessionId = "s1"): ToolContext {
   return mcpToolContext(bus, sessionId);
 }

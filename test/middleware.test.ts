@@ -188,7 +188,7 @@ describe("agent middleware", () => {
     const { runtime, model } = await runtimeWith([{ text: "never" }], { middleware: { agent: [refuse] } });
     const chunks = await collect(runtime.stream({ agentId: "a", sessionId: "s", inputText: "bad" }));
     expect(model.callCount).toBe(0);
-    // The policy is computed when the run starts (SB-3), before agent middleware decides anything.
+    // The policy is computed when the run starts, before agent middleware decides anything.
     expect(kinds(chunks)).toEqual([
       "run.started",
       "permissions.computed",

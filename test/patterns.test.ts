@@ -47,7 +47,7 @@ describe("plan_execute", () => {
   });
 });
 
-describe("pattern helpers (TL-4)", () => {
+describe("pattern helpers", () => {
   it("resolveFollowup answers without a model call", async () => {
     class Cached extends ReactPattern {
       override resolveFollowup(): FollowupResolution {

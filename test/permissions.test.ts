@@ -7,7 +7,7 @@ import { LOADED_SKILLS_STATE_KEY } from "../src/permissions/run-policy.js";
 import { scriptedModel } from "../src/testing/index.js";
 
 /**
- * The effective permission policy in runs (SB-3): refusals are tool results the model sees while the run goes on,
+ * The effective permission policy in runs: refusals are tool results the model sees while the run goes on,
  * destructive tools need both `enable` and an approval, the policy is inspectable and logged once per run, and
  * a loaded skill narrows it.
  */

@@ -23,7 +23,7 @@ function recorder(log: string[]): Hook {
   };
 }
 
-describe("the nine phases (LC-3)", () => {
+describe("the nine phases", () => {
   it("run in order for a model turn with two tool calls", async () => {
     const log: string[] = [];
     const { runtime } = await runtimeWith(

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Runtime } from "../src/index.js";
 import { scriptedModel } from "../src/testing/index.js";
 
-/** Run folders (SB-6) and large outputs as artifacts (SB-5), end to end with the filesystem toolset. */
+/** Run folders and large outputs as artifacts, end to end with the filesystem toolset. */
 
 const base = mkdtempSync(path.join(tmpdir(), "keel-run-folders-"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -51,7 +51,7 @@ async function runWith(
   return { model, result };
 }
 
-describe("run folders (SB-6) and large outputs (SB-5)", () => {
+describe("run folders and large outputs", () => {
   it("writes logs/tools.jsonl, logs/errors.jsonl and events.jsonl; the workspace is the folder's", async () => {
     const root = path.join(base, "on");
     const { model, result } = await runWith({ run_folders: { root_dir: root } });

@@ -20,7 +20,7 @@ async function writeConfig(config: unknown): Promise<string> {
   return file;
 }
 
-describe("the Runtime facade (RT-5)", () => {
+describe("the Runtime facade", () => {
   it("runs the offline default: the mock echoes and calls tools by /tool", async () => {
     const runtime = await Runtime.fromDict({ agents: [{ id: "echo", name: "Echo" }] });
     expect(await runtime.run({ agentId: "echo", sessionId: "s1", inputText: "hello" })).toBe(

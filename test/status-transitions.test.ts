@@ -4,7 +4,7 @@ import { defineTool, type HookContext, Runtime, type ToolCallState } from "../sr
 import * as runStatus from "../src/loop/run-status.js";
 import { scriptedModel } from "../src/testing/index.js";
 
-/** Every status change of a run and of its tool calls goes through the status machine (LC-1, LC-2). */
+/** Every status change of a run and of its tool calls goes through the status machine. */
 
 vi.mock("../src/loop/run-status.js", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../src/loop/run-status.js")>();

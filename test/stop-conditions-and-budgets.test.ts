@@ -8,7 +8,7 @@ const addTurn = (a: number, b = 1, usage = { inputTokens: 10, outputTokens: 5 })
   usage,
 });
 
-describe("stop conditions (LC-5), evaluated at StepEnd", () => {
+describe("stop conditions, evaluated at StepEnd", () => {
   it("max_rounds → max_steps", async () => {
     const { runtime, model } = await runtimeWith([addTurn(1), addTurn(2), addTurn(3), { text: "x" }], {
       stop_conditions: [{ type: "max_rounds", rounds: 2 }],
@@ -112,7 +112,7 @@ describe("stop conditions (LC-5), evaluated at StepEnd", () => {
   });
 });
 
-describe("limits and budgets (RT-7) end runs with stop reasons, never exceptions", () => {
+describe("limits and budgets end runs with stop reasons, never exceptions", () => {
   it("budget.maxSteps → max_steps", async () => {
     const { runtime, model } = await runtimeWith([addTurn(1), addTurn(2), addTurn(3), { text: "x" }]);
     const result = await runtime.runDetailed({ agentId: "a", inputText: "go", budget: { maxSteps: 2 } });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { RunStreamChunkKind } from "../src/index.js";
 import { collect, runtimeWith, toolCall } from "./support/harness.js";
 
-describe("streaming (RT-8)", () => {
+describe("streaming", () => {
   it("yields every text delta, gapless sequences from 1, run.finished last with the result", async () => {
     const { runtime } = await runtimeWith([
       { toolCalls: [toolCall("add", { a: 2, b: 40 })] },

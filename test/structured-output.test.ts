@@ -11,7 +11,7 @@ import { collect, runtimeWith } from "./support/harness.js";
 
 const Answer = z.object({ value: z.string(), confidence: z.number() });
 
-describe("structured output (RT-9)", () => {
+describe("structured output", () => {
   it("parses and validates the final output, fenced JSON included", async () => {
     const { runtime } = await runtimeWith([{ text: '```json\n{"value": "4", "confidence": 0.9}\n```' }]);
     const answer = await runtime.run({ agentId: "a", inputText: "2+2?", outputType: Answer });

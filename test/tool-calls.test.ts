@@ -15,7 +15,7 @@ function toolMessages(transcript: readonly { role: string }[]): ToolMessage[] {
   return transcript.filter((message): message is ToolMessage => message.role === "tool");
 }
 
-describe("tool calls: one result per call (LC-7)", () => {
+describe("tool calls: one result per call", () => {
   it("gives a malformed argument back to the model as a tool error and goes on", async () => {
     const { runtime, model } = await runtimeWith([
       { toolCalls: [{ name: "add", rawArguments: '{"a": 1, "b": ' }] },
@@ -299,7 +299,7 @@ describe("tool calls: one result per call (LC-7)", () => {
   });
 });
 
-describe("a ToolResult with ok: false (SB-5)", () => {
+describe("a ToolResult with ok: false", () => {
   it("fails the call with the result's error code while the model sees the whole result", async () => {
     const build = defineTool({
       name: "build",

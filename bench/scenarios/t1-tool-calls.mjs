@@ -1,7 +1,7 @@
 /**
  * T1 sandboxed tool calls (issue 6): what the sandbox and the run folder cost.
  *
- * - `read_file` and `write_file` of a 4 KiB file called directly (no model, SB-7), against a hand-written
+ * - `read_file` and `write_file` of a 4 KiB file called directly (no model), against a hand-written
  *   `fs.promises` call on the same path (no checks at all) and a hand-written "typical" check (realpath and a
  *   string-prefix test, the check Keel refuses to rely on). µs per call, median over repetitions.
  * - A run of 10 `read_file` steps through the Runtime with `runtime.run_folders` off and on: µs per model call

@@ -1,4 +1,4 @@
-// One schema for the whole agent.json on purpose (RT-1): split, its error paths would no longer line up.
+// One schema for the whole agent.json on purpose: split, its error paths would no longer line up.
 import { z } from "zod";
 import { type Hook, PHASES } from "../contracts/hook.js";
 import { isLanguageModel, type LanguageModel } from "../contracts/language-model.js";
@@ -13,7 +13,7 @@ import { getLogger } from "../logging/logger.js";
 import { nearMatch } from "./near-match.js";
 
 /**
- * The one schema of `agent.json` (RT-1, RT-2, RT-3, LC-5, LM-1, LM-2). Keys stay snake_case exactly as the seeds
+ * The one schema of `agent.json`. Keys stay snake_case exactly as the seeds
  * wrote them, so their config files load unchanged. Every object is strict except `llm` (extra keys are sent to
  * the provider) and the `config` of a plugin ref (the plugin's own schema checks it when it loads).
  */
@@ -42,20 +42,20 @@ export function isToolObject(value: unknown): value is Tool {
   );
 }
 
-/** A hook given in place of a ref: an object or instance with at least one of the nine phase methods (LC-3). */
+/** A hook given in place of a ref: an object or instance with at least one of the nine phase methods. */
 export function isHookObject(value: unknown): value is Hook {
   if (typeof value !== "object" || value === null || isPluginRefLike(value)) return false;
   return PHASES.some((phase) => typeof (value as Record<string, unknown>)[phase] === "function");
 }
 
-/** Middleware given in place of a ref (CX-3): a `(ctx, next)` function or an object with `process(ctx, next)`. */
+/** Middleware given in place of a ref: a `(ctx, next)` function or an object with `process(ctx, next)`. */
 export function isMiddlewareEntry(value: unknown): boolean {
   if (typeof value === "function") return true;
   if (typeof value !== "object" || value === null || isPluginRefLike(value)) return false;
   return typeof (value as { process?: unknown }).process === "function";
 }
 
-// ── plugin refs (RT-3) ────────────────────────────────────────────────────────────────────────────────────
+// ── plugin refs ────────────────────────────────────────────────────────────────────────────────────
 
 const IMPL_FORM = '"<module specifier>#<export>"';
 const REF_HINT =
@@ -142,14 +142,14 @@ export const MiddlewareEntrySchema = middlewareEntry<AnyMiddleware>();
 
 const positiveInt = z.number().int().positive();
 
-/** Per-agent limits and queue sizes (RT-2). */
+/** Per-agent limits and queue sizes. */
 export const RuntimeOptionsSchema = z.strictObject({
   max_steps: positiveInt.default(16),
   step_timeout_ms: positiveInt.default(30_000),
   session_queue_size: positiveInt.default(1000),
   event_queue_size: positiveInt.default(2000),
   /**
-   * Run folders (SB-6, decision 0007): `true` or `{root_dir?}` makes `<root_dir>/runs/<run-id>/` for each run
+   * Run folders (decision 0007): `true` or `{root_dir?}` makes `<root_dir>/runs/<run-id>/` for each run
    * (`root_dir` relative to the config's directory, default that directory); absent or `false`: none.
    */
   run_folders: z
@@ -157,7 +157,7 @@ export const RuntimeOptionsSchema = z.strictObject({
     .optional(),
 });
 
-/** Retries of model calls (LM-2). */
+/** Retries of model calls. */
 export const LLMRetryOptionsSchema = z.strictObject({
   max_attempts: z.number().int().min(1).default(3),
   initial_backoff_ms: z.number().int().nonnegative().default(500),
@@ -168,7 +168,7 @@ export const LLMRetryOptionsSchema = z.strictObject({
 });
 
 const price = z.number().nonnegative().optional();
-/** USD per 1M tokens; overrides the builtin price table field by field (RT-10). */
+/** USD per 1M tokens; overrides the builtin price table field by field. */
 export const LLMPricingSchema = z.strictObject({
   input: price,
   output: price,
@@ -202,7 +202,7 @@ const LLM_FIELDS = {
 };
 const LLM_KEYS = Object.keys(LLM_FIELDS);
 
-/** Model options (LM-1). The one open object: unknown keys (`seed`, `top_p`, …) are kept and sent on. */
+/** Model options. The one open object: unknown keys (`seed`, `top_p`, …) are kept and sent on. */
 export const LLMOptionsSchema = z.looseObject(LLM_FIELDS).superRefine((llm, ctx) => {
   if (llm.provider === "openai_compatible" && llm.api_base === undefined) {
     ctx.addIssue({
@@ -241,7 +241,7 @@ const regexSource = z.string().superRefine((source, ctx) => {
   }
 });
 
-/** Stop conditions (LC-5), tagged by `type`; a limit of 0 (or an empty string) disables one. */
+/** Stop conditions, tagged by `type`; a limit of 0 (or an empty string) disables one. */
 export const StopConditionSpecSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("max_rounds"), rounds: limit }),
   z.strictObject({ type: z.literal("timeout"), seconds: limit }),
@@ -257,14 +257,14 @@ export const StopConditionSpecSchema = z.discriminatedUnion("type", [
   }),
 ]);
 
-/** Permission rules the effective policy starts from (SB-3). */
+/** Permission rules the effective policy starts from. */
 export const PermissionsConfigSchema = z.strictObject({
   allow: z.array(z.string().min(1)).optional(),
   deny: z.array(z.string().min(1)).optional(),
   enable: z.array(z.enum(["destructive", "shell", "network"])).optional(),
 });
 
-/** Roots and size limits of the filesystem sandbox (SB-2). */
+/** Roots and size limits of the filesystem sandbox. */
 export const SandboxConfigSchema = z.strictObject({
   roots: z.array(z.strictObject({ path: z.string().trim().min(1), mode: z.enum(["ro", "rw"]) })).optional(),
   max_read_bytes: positiveInt.optional(),
@@ -273,7 +273,7 @@ export const SandboxConfigSchema = z.strictObject({
   large_output_bytes: positiveInt.optional(),
 });
 
-/** Middleware at its three levels (CX-3). */
+/** Middleware at its three levels. */
 export const MiddlewareConfigSchema = z.strictObject({
   agent: z.array(middlewareEntry<AgentMiddleware>()).optional(),
   chat: z.array(middlewareEntry<ChatMiddleware>()).optional(),
@@ -317,7 +317,7 @@ function checkUnique(
 // Duplicate checks run even when some entries have other problems, so one pass reports everything.
 const always = { when: () => true };
 
-/** One agent (RT-2). */
+/** One agent. */
 export const AgentDefinitionSchema = z.strictObject({
   id: z.string().trim().min(1),
   name: z.string().trim().min(1),
@@ -361,7 +361,7 @@ export const LoggingConfigSchema = z.strictObject({
   auto_configure: z.boolean().optional(),
 });
 
-/** A whole config (RT-1): `{"agents": [...]}` alone is complete; omitted components default to builtins. */
+/** A whole config: `{"agents": [...]}` alone is complete; omitted components default to builtins. */
 export const AppConfigSchema = z.strictObject({
   version: z.string().default("1.0"),
   // A missing list is an empty one, so both get the seeds' "must contain at least one item".

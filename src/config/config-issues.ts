@@ -4,7 +4,7 @@ import { KeelError } from "../errors/keel-error.js";
 import { nearMatch } from "./near-match.js";
 
 /**
- * Turns zod's issues into Keel's config issues (RT-1): every issue names its dotted path
+ * Turns zod's issues into Keel's config issues: every issue names its dotted path
  * (`agents[0].runtime.max_step`), says what was expected, and unknown keys get a "Did you mean …?" hint.
  */
 

@@ -1,7 +1,7 @@
 import { ConfigLoadError } from "../errors/error-classes.js";
 
 /**
- * `${VAR}` and `${VAR:-default}` in config text (RT-1). Expansion works on the raw text before JSON parsing,
+ * `${VAR}` and `${VAR:-default}` in config text. Expansion works on the raw text before JSON parsing,
  * as in the seeds, so a reference may stand for a number too (`"max_steps": ${STEPS:-16}`).
  */
 

@@ -62,7 +62,7 @@ async function readConfigText(path: string): Promise<string> {
 }
 
 /**
- * Read, env-expand, parse and validate a JSON config file (RT-1). A missing file, an unset variable or a JSON
+ * Read, env-expand, parse and validate a JSON config file. A missing file, an unset variable or a JSON
  * syntax error (reported by line and column of the file as written) is a `ConfigLoadError`; a schema problem a
  * `ConfigValidationError`.
  */

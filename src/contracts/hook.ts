@@ -3,7 +3,7 @@ import type { ReasoningPart, ToolCall } from "./message.js";
 import type { ResumeMode, RunResult, ToolCallStatus } from "./run-types.js";
 import type { JobHandle, RunContext } from "./tool.js";
 
-/** The nine phases of a run, in the order they occur (LC-3). */
+/** The nine phases of a run, in the order they occur. */
 export const PHASES = [
   "runStart",
   "stepStart",

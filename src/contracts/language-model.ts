@@ -33,7 +33,7 @@ export interface ModelRequest {
   toolChoice?: "auto" | "none" | "required" | { type: "tool"; name: string };
   outputSchema?: ModelOutputSchema;
   options: ModelCallOptions;
-  /** Values for the model client only (CX-1 `clientKwargs`). */
+  /** Values for the model client only (`clientKwargs`). */
   clientKwargs?: Record<string, unknown>;
   signal?: AbortSignal;
 }

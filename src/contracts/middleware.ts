@@ -4,7 +4,7 @@ import type { Message } from "./message.js";
 import type { RunRequest, RunResult } from "./run-types.js";
 import type { Tool, ToolContext } from "./tool.js";
 
-/** The three places middleware wraps (CX-3): one run, one model call, one tool call. */
+/** The three places middleware wraps: one run, one model call, one tool call. */
 export type MiddlewareLevel = "agent" | "chat" | "function";
 
 export const MIDDLEWARE_LEVELS: readonly MiddlewareLevel[] = Object.freeze(["agent", "chat", "function"]);
@@ -91,7 +91,7 @@ export interface ChatMiddlewareContext {
   tools: readonly ModelToolSpec[] | undefined;
   /** `request.options`. */
   options: ModelCallOptions;
-  /** The run's `clientKwargs`, copied for this call (CX-1); never `functionInvocationKwargs`. */
+  /** The run's `clientKwargs`, copied for this call; never `functionInvocationKwargs`. */
   kwargs: Record<string, unknown>;
   readonly session: MiddlewareSession;
   /** Shared by the chat middleware of this call. */

@@ -31,7 +31,7 @@ export const STOP_REASONS: readonly StopReason[] = [
   "suspended",
 ];
 
-/** Why the loop ended (LC-4), kept in `RunResult.termination`. */
+/** Why the loop ended, kept in `RunResult.termination`. */
 export type TerminationReason =
   | { type: "natural_end" }
   | { type: "behavior_requested"; value?: string }

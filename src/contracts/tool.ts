@@ -12,7 +12,7 @@ export type JsonSchema = Record<string, unknown>;
 
 export type SideEffects = "none" | "read" | "write" | "destructive" | "network" | "shell" | "unknown";
 
-/** How a tool may be scheduled, interrupted and approved (TL-2). */
+/** How a tool may be scheduled, interrupted and approved. */
 export interface ToolExecutionSpec {
   concurrencySafe: boolean;
   interruptBehavior: "cancel" | "block";
@@ -50,7 +50,7 @@ export interface ToolContext extends RunContext {
   readonly toolCallId: string;
   readonly toolId: string;
   readonly arguments: Record<string, unknown>;
-  /** `functionInvocationKwargs` of the run (CX-1). */
+  /** `functionInvocationKwargs` of the run. */
   readonly kwargs: Record<string, unknown>;
   readonly session: { id: string; state: Record<string, unknown> };
   readonly metadata: Record<string, unknown>;
@@ -58,9 +58,9 @@ export interface ToolContext extends RunContext {
   readonly signal: AbortSignal;
   /** The decision value when this call is replayed after a suspension. */
   readonly resumeInput: unknown;
-  /** The run folder's `workspace/` when the run keeps run folders (SB-6); the sandbox's workspace then. */
+  /** The run folder's `workspace/` when the run keeps run folders; the sandbox's workspace then. */
   readonly workspaceDir?: string | undefined;
-  /** The run's folder when it keeps one (SB-6): tools append to its `archive/` and `deliverables/`. */
+  /** The run's folder when it keeps one: tools append to its `archive/` and `deliverables/`. */
   readonly runFolder?: RunFolderHandle | undefined;
   /** Stream a piece of text out as a `tool.delta` event. */
   emitDelta(text: string): void;
@@ -155,7 +155,7 @@ export function isBackgroundTool(tool: Tool): tool is BackgroundTool {
   return typeof (tool as Partial<BackgroundTool>).invokeBackground === "function";
 }
 
-/** The structured result of Keel's builtin tools (SB-5). */
+/** The structured result of Keel's builtin tools. */
 export interface ToolResult<T = unknown> {
   ok: boolean;
   summary: string;
@@ -181,7 +181,7 @@ export interface ToolResultRecord {
   success: boolean;
 }
 
-/** What patterns, hooks, memory and tools consume during a run (RT-11). */
+/** What patterns, hooks, memory and tools consume during a run. */
 export interface RunContext {
   readonly agentId: string;
   readonly sessionId: string;
@@ -262,13 +262,13 @@ export interface ToolExecutionResult {
   metadata: Record<string, unknown>;
 }
 
-/** The tool-executor seam (TL-3): how one call runs (timeouts, cancellation, retries). */
+/** The tool-executor seam: how one call runs (timeouts, cancellation, retries). */
 export interface ToolExecutor {
   execute(request: ToolExecutionRequest): Promise<ToolExecutionResult>;
   close?(): Promise<void>;
 }
 
-/** An executor that restricts what may run; a denial ends only that call (LC-7). */
+/** An executor that restricts what may run; a denial ends only that call. */
 export interface PolicyToolExecutor extends ToolExecutor {
   evaluatePolicy(request: ToolExecutionRequest): PolicyDecision | Promise<PolicyDecision>;
 }
@@ -277,7 +277,7 @@ export function isPolicyToolExecutor(executor: ToolExecutor): executor is Policy
   return typeof (executor as Partial<PolicyToolExecutor>).evaluatePolicy === "function";
 }
 
-/** An executor that runs the allowed calls of a step together (parallel mode, LC-7). */
+/** An executor that runs the allowed calls of a step together (parallel mode). */
 export interface BatchToolExecutor extends ToolExecutor {
   executeBatch(requests: ToolExecutionRequest[]): Promise<ToolExecutionResult[]>;
 }

@@ -63,7 +63,7 @@ const families: [string, () => KeelError, string, boolean][] = [
   ["IllegalTransitionError", () => new IllegalTransitionError("m"), "state.illegal_transition", false],
 ];
 
-describe("error families (RT-12)", () => {
+describe("error families", () => {
   it.each(families)("%s has code %s and retryable %s", (name, make, code, retryable) => {
     const error = make();
     expect(error).toBeInstanceOf(KeelError);
@@ -161,7 +161,7 @@ describe("error fields", () => {
     expect(new ConfigValidationError("m").issues).toEqual([]);
   });
 
-  it("gives every sandbox refusal a sandbox.* code and the policy's rule name (SB-2, SB-3)", () => {
+  it("gives every sandbox refusal a sandbox.* code and the policy's rule name", () => {
     const rules = Object.entries(ERROR_CODES)
       .filter(([key]) => key.startsWith("SANDBOX_"))
       .map(([, code]) => {

@@ -137,7 +137,7 @@ export class PermissionDeniedError extends KeelError {
   }
 }
 
-/** Why the sandbox refused a path (SB-2); `rule` is the name the permission policy reports (SB-3). */
+/** Why the sandbox refused a path; `rule` is the name the permission policy reports. */
 export type SandboxRule =
   | "path_outside_sandbox"
   | "path_read_only"
@@ -160,7 +160,7 @@ const SANDBOX_RULES: Record<string, SandboxRule> = {
 };
 
 /**
- * The filesystem sandbox refused a path or a size (SB-2): `code` is one of the `sandbox.*` codes. Its message
+ * The filesystem sandbox refused a path or a size: `code` is one of the `sandbox.*` codes. Its message
  * names only the path the model gave and what is allowed, never a host path the model did not write.
  */
 export class SandboxError extends PermissionDeniedError {

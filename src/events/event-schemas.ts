@@ -1,4 +1,4 @@
-/** The taxonomy of every event Keel emits (RT-13); `docs/events.md` is generated from it. */
+/** The taxonomy of every event Keel emits; `docs/events.md` is generated from it. */
 export interface EventSchema {
   readonly name: string;
   /** Payload keys every emitter must set; a missing one is logged as a warning, never thrown. */
@@ -169,7 +169,7 @@ const ROWS: readonly SchemaRow[] = [
     "memory.write_mode",
     "mode",
     "",
-    "The run's memory tools write in this mode (SB-4): `disabled`, `candidate` or `external`; logged when the run starts.",
+    "The run's memory tools write in this mode: `disabled`, `candidate` or `external`; logged when the run starts.",
   ],
   // sessions and durable runs
   [

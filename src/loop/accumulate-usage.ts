@@ -4,7 +4,7 @@ import type { ModelPricing } from "../models/pricing.js";
 
 /**
  * Add one model call to the run's usage and cost, in place (no per-call objects on the hot path). Once a
- * call has tokens without a known rate, the run's cost is null and stays null (RT-10). Non-cached input is
+ * call has tokens without a known rate, the run's cost is null and stays null. Non-cached input is
  * input − cache read − cache creation.
  */
 export function accumulateUsage(usage: RunUsage, call: ModelUsage | undefined, pricing: ModelPricing): void {

@@ -20,7 +20,7 @@ export interface RunAttempt {
 export type RunBody = (request: RunLoopInput["request"]) => Promise<RunAttempt>;
 
 /**
- * The context agent middleware gets for one run (CX-3). `request` is the run's own copy; each `next()` runs the
+ * The context agent middleware gets for one run. `request` is the run's own copy; each `next()` runs the
  * body with it as it is then, so a retry starts the run over (same run id, event log and usage totals).
  */
 class AgentCallContext implements AgentMiddlewareContext {

@@ -12,7 +12,7 @@ export interface TokenAndCostLimits {
 }
 
 /**
- * The run's token and cost budgets (RT-7, RT-10), checked before each model call (with the request's input
+ * The run's token and cost budgets, checked before each model call (with the request's input
  * projected) and after it. Crossing one ends the run `budget_exhausted`; with the cost unknown — the model has
  * no input or output rate, or a call's tokens had none — the cost limit is announced as skipped once
  * (`budget.cost_skipped` and a warning naming the model) and not enforced.

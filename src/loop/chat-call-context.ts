@@ -5,7 +5,7 @@ import type { ChatMiddlewareContext, MiddlewareSession } from "../contracts/midd
 import type { RunContext } from "../contracts/tool.js";
 
 /**
- * The context chat middleware gets for one model call (CX-3). The request is the one the model receives; its
+ * The context chat middleware gets for one model call. The request is the one the model receives; its
  * `clientKwargs` are this call's own copy, so what chat middleware puts there reaches this call only.
  */
 export class ChatCallContext implements ChatMiddlewareContext {

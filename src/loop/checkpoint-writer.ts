@@ -22,7 +22,7 @@ export interface StoredMarks {
 }
 
 /**
- * Writes a run's checkpoints (LC-6) in the one order that keeps the store consistent at every instant: the
+ * Writes a run's checkpoints in the one order that keeps the store consistent at every instant: the
  * events since the last write, then the transcript messages since the last write, then the checkpoint, which is
  * the commit point. A crash between them leaves events that did happen and messages past every checkpoint's
  * `transcriptLength`, which the next write replaces. Nothing already stored is written again, so a step costs
@@ -54,7 +54,7 @@ export class CheckpointWriter {
 
   /**
    * Write `state` as the run's next checkpoint with the transcript up to `transcript.length`. A failing store
-   * emits `run.checkpoint_failed` and the run goes on (DR-4); the checkpoint id is used up either way.
+   * emits `run.checkpoint_failed` and the run goes on; the checkpoint id is used up either way.
    */
   async write(state: RunState, transcript: readonly Message[]): Promise<string | null> {
     const marks = this.marks;

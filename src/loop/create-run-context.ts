@@ -93,7 +93,7 @@ export function hasLazyContainers(ctx: RunContext): ctx is RunContext & LazyCont
   return ctx instanceof RunContextRecord;
 }
 
-/** A run's context (RT-11); one object per run with a fixed shape. */
+/** A run's context; one object per run with a fixed shape. */
 export function createRunContext(input: RunContextInput): RunContext {
   return new RunContextRecord(
     input.agentId,

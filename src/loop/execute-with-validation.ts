@@ -10,7 +10,7 @@ const VALIDATION_PREFIX = "The output did not match the expected schema:";
 
 /**
  * Run the pattern, validate its output against `outputType`, and run it again with the error in
- * `scratch.lastValidationError` until it passes or `maxValidationRetries` is spent (RT-9). A pattern's
+ * `scratch.lastValidationError` until it passes or `maxValidationRetries` is spent. A pattern's
  * `ModelRetryError` counts against the same budget.
  */
 export function executeWithValidation(

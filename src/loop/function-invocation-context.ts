@@ -7,7 +7,7 @@ import { MiddlewareTermination } from "../middleware/middleware-termination.js";
 import { ToolCallContext } from "./tool-call-context.js";
 
 /**
- * A tool call's context in an agent with function middleware (CX-3): the middleware and the tool get this same
+ * A tool call's context in an agent with function middleware: the middleware and the tool get this same
  * object. Its arguments are writable, its kwargs are the call's own copy, and it carries the chain's result.
  */
 export class FunctionInvocationContext extends ToolCallContext implements FunctionMiddlewareContext {

@@ -40,7 +40,7 @@ export class PhaseHooks {
     for (const handler of this[phase]) await handler(ctx);
   }
 
-  /** The first gate decision other than allow wins (LC-3); no decision means allow. */
+  /** The first gate decision other than allow wins; no decision means allow. */
   async gate(ctx: HookContext, call: ToolCallState): Promise<ToolGateDecision | undefined> {
     for (const handler of this.toolGate) {
       const decision = await handler(ctx, call);

@@ -25,7 +25,7 @@ export interface ResolvedAgent {
   readonly toolSpecs: readonly ModelToolSpec[];
   readonly toolExecutor: ToolExecutor;
   readonly hooks: PhaseHooks;
-  /** Middleware by level, composed once; a level without any has length 0 and costs a length check (CX-3). */
+  /** Middleware by level, composed once; a level without any has length 0 and costs a length check. */
   readonly middleware: MiddlewareStack;
   readonly memory: Memory;
   readonly contextAssembler: ContextAssembler;
@@ -40,14 +40,14 @@ export interface ResolvedAgent {
   readonly memoryOnError: "continue" | "fail";
   /** Tool name → the config entry (toolset) id it was loaded from; tools given as code are absent. */
   readonly toolsets?: Readonly<Record<string, string>>;
-  /** The memory toolset's write mode (SB-4), logged when a run starts; absent without memory tools. */
+  /** The memory toolset's write mode, logged when a run starts; absent without memory tools. */
   readonly memoryWriteMode?: MemoryWriteMode;
-  /** `sandbox.large_output_bytes` (SB-5); absent: 16 KiB. */
+  /** `sandbox.large_output_bytes`; absent: 16 KiB. */
   readonly largeOutputBytes?: number;
-  /** Run folders (SB-6): where `runs/<run-id>/` is made for each run; absent: no run folders. */
+  /** Run folders: where `runs/<run-id>/` is made for each run; absent: no run folders. */
   readonly runFolders?: { readonly rootDir: string };
   /**
-   * The effective permission policy without loaded skills (SB-3), and what it was computed from, so a run
+   * The effective permission policy without loaded skills, and what it was computed from, so a run
    * whose session loaded skills recomputes it. Absent for an agent assembled outside `loadAgent`: no policy.
    */
   readonly policy?: EffectivePolicy;

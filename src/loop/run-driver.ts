@@ -1,4 +1,4 @@
-// One class on purpose: the driver is the single place every model and tool call passes through (LC-3).
+// One class on purpose: the driver is the single place every model and tool call passes through.
 
 import type { HookContext, ModelResponse, Phase, ToolCallState } from "../contracts/hook.js";
 import type { ModelOutputSchema, ModelRequest } from "../contracts/language-model.js";
@@ -64,7 +64,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   stopRequested: string | null = null;
   /** Calls waiting for a decision when the run suspends. */
   suspended: ToolCallState[] = [];
-  /** Durable mode (DR-2): a checkpoint after every model call, tool call and step. */
+  /** Durable mode: a checkpoint after every model call, tool call and step. */
   durable = false;
   /** Writes the run's checkpoints; set by the run loop (a run without one writes none). */
   checkpoints: CheckpointWriter | null = null;
@@ -93,11 +93,11 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   private resuming = false;
 
   private readonly budget: BudgetGuard;
-  /** The run's effective permission policy (SB-3); the ToolGate refuses or asks by it. */
+  /** The run's effective permission policy; the ToolGate refuses or asks by it. */
   policy: EffectivePolicy | undefined;
   /** Recomputes {@link policy} when a skill loads during the run; undefined for an agent without a policy. */
   policyWatch: SkillPolicyWatch | undefined = undefined;
-  /** The run's folder when the agent keeps run folders (SB-6); undefined costs the tool stage one check. */
+  /** The run's folder when the agent keeps run folders; undefined costs the tool stage one check. */
   runFolder: RunFolder | undefined = undefined;
 
   constructor(
@@ -106,18 +106,18 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     readonly log: RunEventLog,
     readonly scope: CancelScope,
     readonly limits: RunLimits,
-    /** The run's whole request; `ctx.runRequest` is it without the kwargs buckets (CX-1). */
+    /** The run's whole request; `ctx.runRequest` is it without the kwargs buckets. */
     readonly request: RunRequest = ctx.runRequest,
   ) {
     this.budget = new BudgetGuard(limits, ctx, log, agent.model, agent.pricing);
   }
 
-  /** The run folder's `workspace/`, which the sandbox uses as the run's workspace (SB-6). */
+  /** The run folder's `workspace/`, which the sandbox uses as the run's workspace. */
   get workspaceDir(): string | undefined {
     return this.runFolder?.workspaceDir;
   }
 
-  /** Tool data over this many bytes becomes a run artifact (SB-5). */
+  /** Tool data over this many bytes becomes a run artifact. */
   get largeOutputBytes(): number {
     return this.agent.largeOutputBytes ?? DEFAULT_LARGE_OUTPUT_BYTES;
   }
@@ -173,7 +173,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   }
 
   /**
-   * Write a checkpoint of the run as it is now (LC-6). Resolves when it is stored or its failure reported; a
+   * Write a checkpoint of the run as it is now. Resolves when it is stored or its failure reported; a
    * run without a checkpoint writer writes nothing.
    */
   checkpoint(phase: CheckpointPhase, final?: { output: unknown }): Promise<unknown> {
@@ -348,7 +348,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     }
   }
 
-  /** Stop conditions (LC-5) and budgets at StepEnd; the run goes on only if none fires. */
+  /** Stop conditions and budgets at StepEnd; the run goes on only if none fires. */
   private evaluateStopConditions(step: number): void {
     const conditions = this.agent.stopConditions;
     const usage = this.ctx.usage;
@@ -382,7 +382,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     const tools = overrides.tools ?? (agent.toolSpecs.length > 0 ? agent.toolSpecs : undefined);
     if (tools !== undefined) request.tools = tools;
     if (overrides.toolChoice !== undefined) request.toolChoice = overrides.toolChoice;
-    // A run with an output type asks providers with a native structured mode for it (RT-9); a pattern's own
+    // A run with an output type asks providers with a native structured mode for it; a pattern's own
     // call can ask for another schema, or for none by passing `outputSchema: undefined`.
     const outputSchema = "outputSchema" in overrides ? overrides.outputSchema : this.runOutputSchema();
     if (outputSchema !== undefined) request.outputSchema = outputSchema;
@@ -446,7 +446,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   }
 
   /**
-   * The model call through chat middleware (CX-3): every call the model answers counts in usage, `llm.failed`
+   * The model call through chat middleware: every call the model answers counts in usage, `llm.failed`
    * reports an error that leaves the chain, and a response the model never gave streams its text as one delta.
    */
   private async callModelThroughMiddleware(request: ModelCallRequest): Promise<ModelResponse> {
@@ -579,7 +579,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     this.consecutiveErrors = states.length > 0 && failures === states.length ? this.consecutiveErrors + 1 : 0;
   }
 
-  /** A skill a call of this step loaded changes the policy for every later call of the run (SB-3). */
+  /** A skill a call of this step loaded changes the policy for every later call of the run. */
   refreshPolicy(): void {
     const next = this.policyWatch?.next();
     if (next === undefined) return;
@@ -622,7 +622,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     return [base, ...fragments].filter((part) => part !== undefined && part !== "").join("\n\n");
   }
 
-  /** Take the last structured-output failure for the pattern to show the model (RT-9). */
+  /** Take the last structured-output failure for the pattern to show the model. */
   takeValidationError(): { attempt: number; message: string; expectedSchema: unknown } | undefined {
     const ctx = this.ctx;
     if (hasLazyContainers(ctx) && !ctx.hasScratch) return undefined;

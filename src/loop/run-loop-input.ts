@@ -22,17 +22,17 @@ export interface RunLoopInput {
   scope: CancelScope;
   sessionManager: SessionManager;
   sessionState: Record<string, unknown>;
-  /** A checkpoint to continue from (DR-3): the run is rebuilt from it rather than assembled. */
+  /** A checkpoint to continue from: the run is rebuilt from it rather than assembled. */
   resume?: LoadedRunState;
   /** What the store already holds of this run (a resumed run's checkpoints, messages and events). */
   stored?: StoredMarks;
-  /** Decisions for the suspended calls of the checkpoint it resumes (LC-8), checked already. */
+  /** Decisions for the suspended calls of the checkpoint it resumes, checked already. */
   decisions?: readonly ToolDecision[];
-  /** The run's effective permission policy (SB-3); default the agent's. */
+  /** The run's effective permission policy; default the agent's. */
   policy?: EffectivePolicy;
-  /** The session's skills, so the policy is recomputed when one loads during the run (SB-3). */
+  /** The session's skills, so the policy is recomputed when one loads during the run. */
   skillSummaries?: Readonly<Record<string, SessionSkillSummary>>;
-  /** The run's folder (SB-6), when the agent keeps run folders. */
+  /** The run's folder, when the agent keeps run folders. */
   runFolder?: RunFolder;
   /**
    * Called with a suspended run's result before `run.finished`, while the run still holds its session: it

@@ -35,7 +35,7 @@ const NOTHING_STORED: StoredMarks = { checkpoints: 0, messages: 0, sequence: 0, 
 /**
  * One run, start to finish: RunStart, context and memory, the pattern's steps with structured-output retries,
  * then RunEnd and `run.finished` — on every exit, errors and cancellation included. Never throws for anything
- * a run can end with; the termination becomes the result's stop reason. Agent middleware (CX-3) wraps the
+ * a run can end with; the termination becomes the result's stop reason. Agent middleware wraps the
  * part between `run.started` and the final events.
  */
 export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
@@ -49,7 +49,7 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
   const writer = new CheckpointWriter(input.sessionManager, log, input.stored ?? NOTHING_STORED);
   log.emit("run.started", { resumed: input.resume !== undefined });
   const policy = input.policy ?? agent.policy;
-  // Once per run, and only for an agent with tools: a policy over no tools decides nothing (SB-3).
+  // Once per run, and only for an agent with tools: a policy over no tools decides nothing.
   if (policy !== undefined && agent.toolSpecs.length > 0)
     log.emit("permissions.computed", permissionsComputedPayload(policy, "run_started"));
   if (agent.memoryWriteMode !== undefined) log.emit("memory.write_mode", { mode: agent.memoryWriteMode });
@@ -291,7 +291,7 @@ function assemblyInput(input: RunLoopInput, ctx: RunContext): ContextAssemblyInp
 
 /**
  * The request as the run's context shows it: without `functionInvocationKwargs` and `clientKwargs`, which reach
- * only tools and the model client (CX-1) through the driver. The same object when it holds neither.
+ * only tools and the model client through the driver. The same object when it holds neither.
  */
 function withoutKwargs<R extends RunRequest>(request: R): R {
   if (request.functionInvocationKwargs === undefined && request.clientKwargs === undefined) return request;
@@ -300,7 +300,7 @@ function withoutKwargs<R extends RunRequest>(request: R): R {
 }
 
 /**
- * The pattern's run with the durable resume loop around it (DR-2): a retryable error in a durable run rebuilds
+ * The pattern's run with the durable resume loop around it: a retryable error in a durable run rebuilds
  * the run from its latest checkpoint — from the store, never from memory — and goes on from there, up to
  * `budget.maxResumeAttempts` times (default 3). Steps the checkpoint holds are not run again.
  */

@@ -48,7 +48,7 @@ const CALL_ALLOWED = new Set([
   "resuming>cancelled",
 ]);
 
-describe("run status (LC-1), every pair", () => {
+describe("run status, every pair", () => {
   for (const from of RUN) {
     for (const to of RUN) {
       const legal = from === to || RUN_ALLOWED.has(`${from}>${to}`);
@@ -74,7 +74,7 @@ describe("run status (LC-1), every pair", () => {
   });
 });
 
-describe("tool-call status (LC-2), every pair", () => {
+describe("tool-call status, every pair", () => {
   for (const from of CALL) {
     for (const to of CALL) {
       const legal = from === to || CALL_ALLOWED.has(`${from}>${to}`);

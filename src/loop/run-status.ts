@@ -8,7 +8,7 @@ const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   done: [],
 };
 
-/** Whether a run may go from `from` to `to` (LC-1); staying put is always allowed. */
+/** Whether a run may go from `from` to `to`; staying put is always allowed. */
 export function canTransitionRun(from: RunStatus, to: RunStatus): boolean {
   return from === to || RUN_TRANSITIONS[from].includes(to);
 }
@@ -37,7 +37,7 @@ export function isTerminalToolCallStatus(status: ToolCallStatus): boolean {
   return status === "succeeded" || status === "failed" || status === "cancelled";
 }
 
-/** Whether a tool call may go from `from` to `to` (LC-2); staying put is always allowed. */
+/** Whether a tool call may go from `from` to `to`; staying put is always allowed. */
 export function canTransitionToolCall(from: ToolCallStatus, to: ToolCallStatus): boolean {
   return from === to || TOOL_CALL_TRANSITIONS[from].includes(to);
 }
@@ -55,7 +55,7 @@ export function transitionToolCall(from: ToolCallStatus, to: ToolCallStatus): To
 export type ToolPhaseSummary = "running" | "waiting" | "settled";
 
 /**
- * The step's tool phase from its calls (LC-2): any running or resuming call keeps it running; otherwise any
+ * The step's tool phase from its calls: any running or resuming call keeps it running; otherwise any
  * suspended call makes the run wait; otherwise the step goes on to StepEnd.
  */
 export function summarizeToolPhase(statuses: Iterable<ToolCallStatus>): ToolPhaseSummary {

@@ -23,7 +23,7 @@ function facts(overrides: Partial<StepFacts> = {}): StepFacts {
 const evaluate = (spec: StopConditionSpec, overrides: Partial<StepFacts>) =>
   createStopConditions([spec]).evaluate(facts(overrides));
 
-describe("stop conditions (LC-5)", () => {
+describe("stop conditions", () => {
   it("max_rounds fires when the step count reaches rounds", () => {
     const spec: StopConditionSpec = { type: "max_rounds", rounds: 3 };
     expect(evaluate(spec, { steps: 2 })).toBeNull();

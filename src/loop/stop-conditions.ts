@@ -1,4 +1,4 @@
-/** Stop conditions (LC-5): small functions over what the run has done so far, evaluated at StepEnd. */
+/** Stop conditions: small functions over what the run has done so far, evaluated at StepEnd. */
 
 export type StopConditionSpec =
   | { type: "max_rounds"; rounds: number }

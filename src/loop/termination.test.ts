@@ -22,7 +22,7 @@ const CASES: [TerminationReason, StopReason][] = [
   [{ type: "suspended" }, "suspended"],
 ];
 
-describe("termination → stop reason and status (LC-4)", () => {
+describe("termination → stop reason and status", () => {
   for (const [termination, stopReason] of CASES) {
     it(`${termination.type}${"value" in termination ? `(${termination.value})` : ""} → ${stopReason}`, () => {
       expect(stopReasonOf(termination)).toBe(stopReason);

@@ -13,7 +13,7 @@ const STOPPED_REASONS: Readonly<Record<string, StopReason>> = {
   loop_detection: "failed",
 };
 
-/** The stop reason a termination ends a run with (LC-4). */
+/** The stop reason a termination ends a run with. */
 export function stopReasonOf(termination: TerminationReason): StopReason {
   switch (termination.type) {
     case "natural_end":

@@ -19,11 +19,11 @@ import type { CancelScope } from "./cancel-scope.js";
 /** What a tool call needs of its run beyond the run's context: the run driver. */
 export interface ToolCallHost {
   readonly scope: CancelScope;
-  /** The run's `functionInvocationKwargs` (CX-1): only tools and function middleware see them. */
+  /** The run's `functionInvocationKwargs`: only tools and function middleware see them. */
   readonly functionInvocationKwargs: Record<string, unknown> | undefined;
-  /** The run folder's `workspace/` when the run keeps one (SB-6). */
+  /** The run folder's `workspace/` when the run keeps one. */
   readonly workspaceDir?: string | undefined;
-  /** The run's folder when it keeps one (SB-6). */
+  /** The run's folder when it keeps one. */
   readonly runFolder?: RunFolder | undefined;
   /** Emit a `tool.delta` for a call. */
   emitToolDelta(toolCallId: string, toolId: string, text: string): void;

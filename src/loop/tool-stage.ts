@@ -1,4 +1,4 @@
-// Long because LC-7 is one procedure: gate, execute and record every call of a step in one place.
+// Long because a step's tool execution is one procedure: gate, execute and record every call of a step in one place.
 import { nearMatch } from "../config/near-match.js";
 import type { ToolCallState, ToolGateDecision } from "../contracts/hook.js";
 import type { ToolCall } from "../contracts/message.js";
@@ -58,7 +58,7 @@ export interface ToolStageOptions {
 }
 
 /**
- * The three-stage tool execution of one step (LC-7): ToolGate serially per call, then BeforeToolExecute and
+ * The three-stage tool execution of one step: ToolGate serially per call, then BeforeToolExecute and
  * execution — one call after another (sequential mode), or together through a batch executor (parallel mode)
  * — then AfterToolExecute. Every call ends with exactly one result; a block, a limit, a cancellation or a
  * suspension is thrown as `TerminateRun` after the results are recorded.
@@ -111,7 +111,7 @@ export async function executeToolStage(
     }
     const admitted = admit(driver, entry, call);
     if (typeof admitted === "boolean" ? admitted : await admitted) continue;
-    // The effective permission policy first (SB-3): nothing a hook or an approval says lifts its refusal.
+    // The effective permission policy first: nothing a hook or an approval says lifts its refusal.
     const verdict = driver.policy === undefined ? undefined : verdictOf(driver, state.toolId);
     if (verdict?.effect === "deny") {
       refuse(driver, state, verdict);
@@ -156,7 +156,7 @@ export async function executeToolStage(
   // A resumed step's decisions are checkpointed before anything they allowed runs.
   if (driver.durable && options.prior !== undefined) await driver.checkpoint("tools");
 
-  // Stages 2 and 3: BeforeToolExecute, execute (through function middleware, CX-3), AfterToolExecute.
+  // Stages 2 and 3: BeforeToolExecute, execute (through function middleware), AfterToolExecute.
   allowed.length = allowedCount;
   let terminated = false;
   if (allowedCount > 0) {
@@ -168,7 +168,7 @@ export async function executeToolStage(
       const together = batches === undefined ? executor : new BatchToolCalls(executor);
       terminated = await executeTogether(driver, allowed, together);
     } else {
-      // Calls allowed before a block still run: a block interrupts only the calls after it (LC-7).
+      // Calls allowed before a block still run: a block interrupts only the calls after it.
       let stop = false;
       const lastIndex = allowed.length - 1;
       for (let index = 0; index <= lastIndex; index++) {
@@ -201,7 +201,7 @@ export async function executeToolStage(
         if (hasAfterExecute(driver, entry)) await settle(driver, entry, result, startedAt);
         else settleOutcome(driver, entry, result, performance.now() - startedAt, undefined);
         // After the stage's last call the checkpoint is owed rather than written: the next boundary (StepEnd, a
-        // suspension, the next model call) writes it before anything else happens (LC-6).
+        // suspension, the next model call) writes it before anything else happens.
         if (driver.durable) {
           if (index < lastIndex) await driver.checkpoint("tools");
           else driver.owesCheckpoint = true;
@@ -230,7 +230,7 @@ export async function executeToolStage(
   if (limitReached) throw new TerminateRun({ type: "stopped", value: "max_tool_calls" });
   if (states.some((state) => state.status === "suspended")) {
     driver.suspendWith(states.filter((state) => state.status === "suspended"));
-    // A suspended step always checkpoints, durable or not: a decision resumes the run from it (LC-8).
+    // A suspended step always checkpoints, durable or not: a decision resumes the run from it.
     await driver.checkpoint("suspended");
     throw new TerminateRun({ type: "suspended" });
   }
@@ -274,7 +274,7 @@ async function executeTogether(
     await settle(driver, entry, result, started[index]!);
     if (middleware.length > 0 && (entry.context as FunctionInvocationContext).terminated) terminated = true;
   }
-  // A batch counts as one step: one checkpoint for all its calls (LC-6), owed until the next boundary.
+  // A batch counts as one step: one checkpoint for all its calls, owed until the next boundary.
   if (resumable !== undefined) {
     await driver.checkpoint("tools");
     throw resumable;
@@ -285,7 +285,7 @@ async function executeTogether(
 
 /**
  * A call a checkpoint recorded, in a resumed step. Finished calls keep their outcome and are not run again;
- * a started call of a tool that is not idempotent has an unknown outcome and waits for a decision (DR-2);
+ * a started call of a tool that is not idempotent has an unknown outcome and waits for a decision;
  * anything else (not started, or idempotent) runs normally. Returns whether the call needs nothing more.
  */
 function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecord): boolean {
@@ -323,7 +323,7 @@ function restorePrior(driver: RunDriver, entry: StagedCall, prior: ToolCallRecor
   }
 }
 
-/** A started call of a tool that is not idempotent, caught by a stop: it waits for a decision (DR-2). */
+/** A started call of a tool that is not idempotent, caught by a stop: it waits for a decision. */
 function outcomeUnknown(driver: RunDriver, entry: StagedCall): true {
   const { state } = entry;
   driver.log.emit("tool.outcome_unknown", {
@@ -348,7 +348,7 @@ function staySuspended(state: ToolCallState, prior: ToolCallRecord): true {
 }
 
 /**
- * A decided call (LC-8): deny cancels it with a result saying so; result makes `value` its result; approve
+ * A decided call: deny cancels it with a result saying so; result makes `value` its result; approve
  * replays it in its resume mode — with the original arguments (`replay_tool_call`), with `value` as its result
  * (`use_decision_as_tool_result`), or with `value` as its arguments, validated again (`pass_decision_to_tool`).
  * A replayed call goes through the whole pipeline with `resumeInput` set. Returns whether it needs nothing more.
@@ -403,7 +403,7 @@ async function markStarted(driver: RunDriver, entries: readonly StagedCall[]): P
 
 /**
  * A durable run hands a tool's rate limit or unavailability to its resume loop rather than to the model: the
- * call did not happen, and the run resumes from its latest checkpoint and runs it again (DR-2).
+ * call did not happen, and the run resumes from its latest checkpoint and runs it again.
  */
 function isResumableFailure(result: ToolExecutionResult): boolean {
   if (result.success || result.metadata.cancelled === true) return false;
@@ -480,7 +480,7 @@ function verdictOf(driver: RunDriver, toolId: string): ToolVerdict | undefined {
 
 /**
  * A call the effective policy refuses: a `tool.permission_denied` result the model sees, naming the rule; the
- * run goes on (SB-3, LC-7). The call never started, so there is no `tool.started`.
+ * run goes on. The call never started, so there is no `tool.started`.
  */
 function refuse(driver: RunDriver, state: ToolCallState, verdict: ToolVerdict): void {
   fail(
@@ -529,7 +529,7 @@ async function gate(
 ): Promise<ToolGateDecision | "refused" | undefined> {
   const verdict = await askGate(driver, entry, policyVerdict);
   if (verdict === "refused" || verdict?.action !== "suspend") return verdict;
-  // A decision that sticks for this tool answers the suspension at once (LC-8 `always`).
+  // A decision that sticks for this tool answers the suspension at once (`always`).
   const { state } = entry;
   const sticky = driver.stickyDecision(state.toolId);
   if (sticky === undefined) return verdict;
@@ -569,7 +569,7 @@ async function askGate(
     if (decision !== undefined) return decision;
   }
   const spec = context.executionSpec;
-  // An approved call replays through the gate without asking again (LC-8).
+  // An approved call replays through the gate without asking again.
   const needsApproval =
     !isApproval(state.resumeInput) &&
     (spec.approvalMode === "always" ||
@@ -681,7 +681,7 @@ function settleOutcome(
     if (result.metadata.cancelled === true) {
       fail(driver, state, ERROR_CODES.TOOL_CANCELLED, exception.message, durationMs, "cancelled");
     } else {
-      // A sandbox or permission refusal inside the tool names its rule too (SB-3).
+      // A sandbox or permission refusal inside the tool names its rule too.
       const rule = (result.exception as { rule?: unknown } | undefined)?.rule;
       fail(
         driver,
@@ -747,7 +747,7 @@ function asJson(
 
 /**
  * A large output becomes a run artifact before anything records it: the transcript, the events and the logs see
- * only its reference (SB-5). Anything within `large_output_bytes` is returned as it is.
+ * only its reference. Anything within `large_output_bytes` is returned as it is.
  */
 function offloaded(driver: RunDriver, state: ToolCallState, output: unknown): unknown {
   const large = offloadLargeOutput(
@@ -767,7 +767,7 @@ function offloaded(driver: RunDriver, state: ToolCallState, output: unknown): un
 }
 
 /**
- * A call whose ToolResult says `ok: false` (SB-5): failed — `tool.failed` with the result's error code, counted
+ * A call whose ToolResult says `ok: false`: failed — `tool.failed` with the result's error code, counted
  * as an error — while the transcript keeps the result itself, so the model sees its summary and data.
  */
 function failWithResult(driver: RunDriver, entry: StagedCall, output: ToolResult, durationMs: number): void {
@@ -779,7 +779,7 @@ function failWithResult(driver: RunDriver, entry: StagedCall, output: ToolResult
   fail(driver, entry.state, error.code, error.message, durationMs, "failed", undefined, data);
 }
 
-/** A finished call's line in the run folder's `tools.jsonl` (and `errors.jsonl`), SB-6. */
+/** A finished call's line in the run folder's `tools.jsonl` (and `errors.jsonl`). */
 function logCall(
   driver: RunDriver,
   state: ToolCallState,

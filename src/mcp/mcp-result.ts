@@ -16,7 +16,7 @@ export interface McpToolData {
 }
 
 /**
- * Map a `tools/call` result to a Keel `ToolResult` (SB-5). Text content is joined into `data.text`; images,
+ * Map a `tools/call` result to a Keel `ToolResult`. Text content is joined into `data.text`; images,
  * audio and binary resources become run artifacts (never inlined into the transcript) referenced by id; text
  * resources and resource links stay inline. `isError: true` throws a `ToolError` carrying the server's text,
  * which the model sees as the call's error.

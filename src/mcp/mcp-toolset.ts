@@ -86,7 +86,7 @@ interface EventIds {
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /**
- * The `mcp` toolset (MCP-1): one MCP server's tools (filtered by an allow-list) as Keel tools named
+ * The `mcp` toolset: one MCP server's tools (filtered by an allow-list) as Keel tools named
  * `mcp__<id>__<tool>`, with the server's input schemas, arguments validated before each call. Connections are
  * made per call or pooled per session (released by `releaseSession`, all closed by `close`); identical
  * concurrent calls share one request; a pooled Streamable HTTP connection whose server forgot its session (see

@@ -36,7 +36,7 @@ export interface MemoryRecallInput {
 }
 
 /**
- * The MemoryStore ability (SB-4 `external`): what `write_memory` writes through and `recall_memory` searches.
+ * The MemoryStore ability (`external`): what `write_memory` writes through and `recall_memory` searches.
  * A memory plugin (the agent's `memory`) has it when it implements `write`; `recall` is optional there, and
  * `retrieve` answers recalls without it. A toolset's own `provider` is a MemoryStore with both. `ctx` is the
  * calling tool's context, a {@link RunContext}: `ctx.state` is the session's persisted state.
@@ -67,7 +67,7 @@ export function canRecall(value: unknown): value is RecallSource {
 }
 
 /**
- * Recall through a store: its `recall`, else its `retrieve` (SB-4: "falling back to retrieve"), whose records
+ * Recall through a store: its `recall`, else its `retrieve` ("falling back to retrieve"), whose records
  * become hits in their order — `content` a string field or the record as JSON, filtered by scope when one is
  * asked (a record without `scope` is in `default`), at most `limit`.
  */

@@ -18,7 +18,7 @@ export interface SessionMemoryStoreOptions {
 }
 
 /**
- * The builtin MemoryStore `session_store` (SB-4): entries live in the session's state (persisted by the session
+ * The builtin MemoryStore `session_store`: entries live in the session's state (persisted by the session
  * store when the run's session scope ends), bounded by `maxEntries`, recalled by {@link rankByTokenOverlap}.
  */
 export class SessionMemoryStore implements MemoryStore {

@@ -19,7 +19,7 @@ export interface LoadMiddlewareOptions {
 }
 
 /**
- * An agent's `middleware` config as composed chains (CX-3). Each entry is middleware given in code, a registered
+ * An agent's `middleware` config as composed chains. Each entry is middleware given in code, a registered
  * `type` (its factory gets the ref's `config`) or an `impl` export: a `(ctx, next)` function or an object with
  * `process` used as it is, or a class constructed with the ref's `config`.
  */

@@ -9,7 +9,7 @@ export interface MiddlewareTerminationOptions {
 }
 
 /**
- * Thrown from middleware to stop (CX-3). From function middleware, the call's result (this `result`, else
+ * Thrown from middleware to stop. From function middleware, the call's result (this `result`, else
  * `ctx.result`) is recorded as the tool's result and the run ends `completed` (termination
  * `behavior_requested`, value `middleware`) with no further model call. From agent or chat middleware, the
  * chain returns `ctx.result` (this `result` when given). Not a failure: it never becomes a run's error.

@@ -40,14 +40,14 @@ export interface CreateModelEnvironment {
   clock?: ModelClock;
 }
 
-/** The vendors' default key variables (LM-1). */
+/** The vendors' default key variables. */
 export const DEFAULT_API_KEY_ENV = {
   anthropic: "ANTHROPIC_API_KEY",
   openai_compatible: "OPENAI_API_KEY",
 } as const;
 
 /**
- * The model an agent's `llm` names; no `llm` means the offline mock (LM-1). A ready model passes through. An
+ * The model an agent's `llm` names; no `llm` means the offline mock. A ready model passes through. An
  * HTTP provider reads its API key here, when the agent loads, so a missing key fails before any request with a
  * `ConfigError` naming the variable.
  */

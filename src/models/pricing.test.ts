@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { computeCost, findTablePrice, PRICE_TABLE, resolvePricing } from "./pricing.js";
 
-describe("PRICE_TABLE (RT-10)", () => {
+describe("PRICE_TABLE", () => {
   it("holds exactly the spec's prices per 1M tokens", () => {
     expect(PRICE_TABLE).toEqual({
       "claude-opus-4-6": { input: 15, output: 75, cached_read: 1.5, cached_write: 18.75 },

@@ -9,7 +9,7 @@ export interface ModelPricing {
   cached_write?: number;
 }
 
-/** Prices built in (RT-10); `llm.pricing` overrides them field by field. */
+/** Prices built in; `llm.pricing` overrides them field by field. */
 export const PRICE_TABLE: Readonly<Record<string, Readonly<ModelPricing>>> = {
   "claude-opus-4-6": { input: 15, output: 75, cached_read: 1.5, cached_write: 18.75 },
   "claude-sonnet-4-6": { input: 3, output: 15, cached_read: 0.3, cached_write: 3.75 },

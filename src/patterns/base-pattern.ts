@@ -121,7 +121,7 @@ export abstract class BasePattern implements Pattern {
     this.driver.appendMessage(message);
   }
 
-  /** After a failed structured output, tell the model what was wrong before it tries again (RT-9). */
+  /** After a failed structured output, tell the model what was wrong before it tries again. */
   protected injectValidationCorrection(): void {
     const last = this.driver.takeValidationError();
     if (!last) return;

@@ -1,11 +1,11 @@
 import type { SandboxConfig } from "../config/app-config-schema.js";
 import type { ToolExecutionSpec } from "../contracts/tool.js";
 
-/** What a tool may reach beyond the workspace: each is off until the agent's config `enable`s it (SB-3). */
+/** What a tool may reach beyond the workspace: each is off until the agent's config `enable`s it. */
 export type Capability = "destructive" | "shell" | "network";
 export const CAPABILITIES: readonly Capability[] = Object.freeze(["destructive", "shell", "network"]);
 
-/** Where a rule of the effective policy comes from (SB-3). */
+/** Where a rule of the effective policy comes from. */
 export type RuleSource = "runtime" | "config" | "skill" | "sandbox";
 
 /**
@@ -52,7 +52,7 @@ export interface ToolVerdict {
   message?: string;
 }
 
-/** The effective permission policy of an agent (SB-3): plain data, JSON-serialisable. */
+/** The effective permission policy of an agent: plain data, JSON-serialisable. */
 export interface EffectivePolicy {
   agentId: string;
   /** Capabilities the config enables. */
@@ -130,7 +130,7 @@ const NOT_ENABLED: Record<Capability, { rule: string; mergeRule: MergeRule; what
 };
 
 /**
- * Compute the effective permission policy (SB-3) from runtime safe defaults, the config's `permissions`, the
+ * Compute the effective permission policy from runtime safe defaults, the config's `permissions`, the
  * loaded skills' declarations and the sandbox, with the seed's five merge rules. Pure: the same input gives the
  * same policy, and nothing is read from disk.
  *

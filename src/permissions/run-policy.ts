@@ -10,7 +10,7 @@ import {
 /**
  * The session-state key listing the skills a session has loaded (names, in load order). Whatever loads a skill
  * into a session (the skills toolset's `load_skill`, an application) appends its name; the policy of the
- * session's next run takes that skill's declarations into account (SB-3).
+ * session's next run takes that skill's declarations into account.
  */
 export const LOADED_SKILLS_STATE_KEY = "keel.loadedSkills";
 

@@ -3,7 +3,7 @@ import type { EffectivePolicy, PolicyInput } from "./effective-policy.js";
 import { LOADED_SKILLS_STATE_KEY, loadedSkillNames, policyForRun } from "./run-policy.js";
 
 /**
- * Recomputes a run's effective policy when a skill loads during the run (SB-3: "recomputed when a skill
+ * Recomputes a run's effective policy when a skill loads during the run ("recomputed when a skill
  * loads"). {@link markSkillLoaded} replaces the session state's loaded-skills list rather than changing it, so
  * one reference comparison after each tool step says whether anything may have changed; the names are compared
  * only then (a resumed run's restored state is a new list with the same names).

@@ -45,7 +45,7 @@ export function isPluginRef(value: unknown): value is PluginRefLike {
 }
 
 /**
- * Resolve a plugin ref (RT-3): a builtin or registered `type`, or `impl: "<module>#<export>"` (a class is
+ * Resolve a plugin ref: a builtin or registered `type`, or `impl: "<module>#<export>"` (a class is
  * constructed with the config, a function is called with it — except middleware, which is a function — an
  * object is used as is). Ready instances pass through. Failures are a `PluginLoadError` saying what to fix.
  */

@@ -3,7 +3,7 @@ import { PluginConfigError } from "../errors/error-classes.js";
 import { getLogger } from "../logging/logger.js";
 
 /**
- * Validate a plugin's `config` with its own schema (RT-3): unknown keys are warned about and dropped, invalid
+ * Validate a plugin's `config` with its own schema: unknown keys are warned about and dropped, invalid
  * values are a `PluginConfigError` that names the plugin, the key and what was expected.
  */
 export function parsePluginConfig<S extends z.ZodType>(

@@ -27,7 +27,7 @@ export interface PluginFactoryContext {
   load: <T = unknown>(kind: PluginKind, ref: unknown) => Promise<T>;
   /** The runtime loading the plugin, for plugins that run agents (the `agent` tool). */
   runtime?: unknown;
-  /** The agent a tool is loaded for: its id and the parts of its config tools obey (SB-2, SB-3). */
+  /** The agent a tool is loaded for: its id and the parts of its config tools obey. */
   agent?: PluginAgentContext;
   /** The config entry's `id` (a `tools` entry's), for plugins that name things after it (the `mcp` toolset). */
   id?: string;

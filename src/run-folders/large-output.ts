@@ -4,7 +4,7 @@ import { isToolResult, type ToolResult } from "../contracts/tool.js";
 import { formatToolResult } from "../tools/format-tool-result.js";
 import type { RunFolder } from "./run-folder.js";
 
-/** `sandbox.large_output_bytes` when the config does not give it (SB-5). */
+/** `sandbox.large_output_bytes` when the config does not give it. */
 export const DEFAULT_LARGE_OUTPUT_BYTES = 16 * 1024;
 /** The run-artifact kind of a tool output too large to inline. */
 export const TOOL_OUTPUT_KIND = "tool_output";
@@ -18,7 +18,7 @@ export interface OffloadedOutput {
 /**
  * A tool result whose data is over `limit` bytes (UTF-8, as the model would see it) becomes a run artifact: the
  * returned result keeps `ok`, the summary and any error, and names the artifact by id instead of carrying the
- * data (SB-5). Returns undefined for anything within the limit. Numbers, booleans and small strings cost a
+ * data. Returns undefined for anything within the limit. Numbers, booleans and small strings cost a
  * type check and a length comparison; objects are serialised once to be measured.
  */
 export function offloadLargeOutput(

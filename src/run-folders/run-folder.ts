@@ -8,7 +8,7 @@ import { redactSecrets } from "../logging/redact-secrets.js";
 import { runFolderName } from "../sandbox/sandbox-provider.js";
 import { formatToolResult } from "../tools/format-tool-result.js";
 
-/** One line of `logs/tools.jsonl`: a finished call, without its arguments or its data (SB-6). */
+/** One line of `logs/tools.jsonl`: a finished call, without its arguments or its data. */
 export interface ToolLogLine {
   toolCallId: string;
   toolId: string;
@@ -40,7 +40,7 @@ const DATA_KEYS = new Set([
 ]);
 
 /**
- * A run's folder (SB-6): `<root>/runs/<run-id>/{logs/tools.jsonl, logs/errors.jsonl, events.jsonl, workspace/,
+ * A run's folder: `<root>/runs/<run-id>/{logs/tools.jsonl, logs/errors.jsonl, events.jsonl, workspace/,
  * deliverables/, archive/}`. Made when the run starts; every write is appended synchronously (the files stay
  * open until {@link close}), so they are whole up to the last finished call whatever happens to the process.
  * A failed write is logged, never thrown: the run's outcome does not depend on its log files.
@@ -101,7 +101,7 @@ export class RunFolder implements RunFolderHandle {
     }
   }
 
-  /** Append text to a file under `archive/` (e.g. `memory-candidates.jsonl`, SB-4). */
+  /** Append text to a file under `archive/` (e.g. `memory-candidates.jsonl`). */
   appendArchive(fileName: string, text: string): void {
     this.append(path.join(this.archiveDir, path.basename(fileName)), text);
   }

@@ -36,9 +36,9 @@ export interface ExecuteRequestInput {
   sessionManager: SessionManager;
   skills: SkillsManager;
   runtime: RuntimePlugin;
-  /** The request resumes a checkpoint (DR-3). */
+  /** The request resumes a checkpoint. */
   resume?: PreparedResume;
-  /** Decisions for the suspended calls of the checkpoint it resumes (LC-8). */
+  /** Decisions for the suspended calls of the checkpoint it resumes. */
   decisions?: readonly ToolDecision[];
   /** Receives the session scope's token once the run holds it. */
   session?: { token?: symbol };
@@ -165,7 +165,7 @@ function runInSession(
 ): Promise<RunResult> {
   // A run that goes on takes its status from its store once it has read it there.
   if (input.resume?.sameRun !== true) record.status = transitionRun(record.status, "running");
-  // Run folders (SB-6): made once the run holds its session; a folder that cannot be made fails the run.
+  // Run folders: made once the run holds its session; a folder that cannot be made fails the run.
   const folders = input.agent.runFolders;
   if (folders !== undefined) stored.folder = new RunFolder(folders.rootDir, input.request.runId).open();
   spillEvents(input, stored);

@@ -40,7 +40,7 @@ export async function loadAgent(
     options: modelOptions,
     pricing,
   } = createModel(definition.llm as Parameters<typeof createModel>[0]);
-  // Memory first: the memory toolset recalls (and in `external` mode writes) through it (SB-4).
+  // Memory first: the memory toolset recalls (and in `external` mode writes) through it.
   const memory = await loadPlugin<Memory>("memory", definition.memory, {
     baseDir,
     label: `${label}.memory`,
@@ -66,7 +66,7 @@ export async function loadAgent(
         agent,
         id: ref.id,
       });
-      // A toolset contributes several tools under their own names (SB-1).
+      // A toolset contributes several tools under their own names.
       for (const [name, tool] of toolsOfEntry(loaded, ref.id, entryLabel)) {
         if (name in tools) {
           throw new ConfigError(`${entryLabel}: a tool named '${name}' is already loaded`, {

@@ -1,4 +1,4 @@
-// The facade lists the whole public surface of RT-5; its work is delegated to execute-request and load-agent.
+// The facade lists the whole public surface of the runtime; its work is delegated to execute-request and load-agent.
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { registerBuiltins } from "../builtins/register-builtins.js";
@@ -208,7 +208,7 @@ export class Runtime {
   }
 
   /**
-   * Replay a run's events after a sequence, then follow it live until it ends (LC-9): nothing lost, nothing
+   * Replay a run's events after a sequence, then follow it live until it ends: nothing lost, nothing
    * twice, whether the run is live here, finished, or resumed in this process from the store. A run that waits
    * for decisions is followed into its resumption when it is decided in this process — attach before deciding
    * to see the first resumed event; leave with `return()` (`break`) to stop waiting.
@@ -280,7 +280,7 @@ export class Runtime {
   }
 
   /**
-   * Decide suspended tool calls (LC-8), keyed by tool-call id, in a batch or one by one. The run is rebuilt from
+   * Decide suspended tool calls, keyed by tool-call id, in a batch or one by one. The run is rebuilt from
    * its suspension checkpoint — in this process or any other with the same store — and goes on: decided calls
    * replay in the order the model issued them, and the run waits again if some are still undecided. Resolves
    * with the run's result when it finishes or suspends again. A decision for an unknown run or call, a run that
@@ -399,7 +399,7 @@ export class Runtime {
     const log = new RunEventLog(runId, sessionId, agent.id, parts.eventBus, resume?.startAfter ?? 0);
     // A session made up for one run can never be named again; only named sessions are worth tracking.
     if (request.sessionId !== undefined) this.trackSession(sessionId, agent.id);
-    // A child run in its parent's session (agent as tool, CX-4) re-enters the scope the parent holds.
+    // A child run in its parent's session (agent as tool) re-enters the scope the parent holds.
     const parent = request.parentRunId === undefined ? undefined : this.liveRuns.get(request.parentRunId);
     const session: { token?: symbol } = {};
     const reentrantToken = parent?.log.sessionId === sessionId ? parent.session.token : undefined;
@@ -439,7 +439,7 @@ export class Runtime {
   }
 
   /**
-   * Resume from a checkpoint (DR-3), in this or any other process with the same store: the run's latest
+   * Resume from a checkpoint, in this or any other process with the same store: the run's latest
    * checkpoint continues the run itself; an earlier one branches a new run from that point.
    */
   async resume<T = unknown>(
@@ -468,7 +468,7 @@ export class Runtime {
   }
 
   /**
-   * Another agent of this runtime as a tool (CX-4): one string argument (`argName`, default `task`) is the
+   * Another agent of this runtime as a tool: one string argument (`argName`, default `task`) is the
    * child run's input and its final text the result. The child gets the parent's `functionInvocationKwargs` and
    * `parentRunId`; with `propagateSession` it runs in the parent's session, sharing its state, else in a fresh
    * one. A child that suspends suspends the call, and the decision on the call is forwarded to the child.
@@ -643,7 +643,7 @@ export class Runtime {
   }
 
   /**
-   * The agent's effective permission policy (SB-3): every rule with its source and merge rule, and the decision
+   * The agent's effective permission policy: every rule with its source and merge rule, and the decision
    * for each of its tools. With a `sessionId`, the skills that session has loaded take part, as in its next run.
    * A plain, JSON-serialisable value; loads the agent if needed.
    *

@@ -1,7 +1,7 @@
 import type { RunResult } from "../contracts/run-types.js";
 import type { RuntimeEvent } from "../contracts/runtime-event.js";
 
-/** The chunk kinds of `stream()` (RT-8); every other event name in `EVENT_SCHEMAS` also appears as itself. */
+/** The chunk kinds of `stream()`; every other event name in `EVENT_SCHEMAS` also appears as itself. */
 export const RunStreamChunkKind = {
   RUN_STARTED: "run.started",
   STEP_STARTED: "step.started",
@@ -34,7 +34,7 @@ export interface RunStreamChunk {
 }
 
 /**
- * The stream's view of an event: `tool.completed` and `tool.failed` show as `tool.finished` (SB-6); every
+ * The stream's view of an event: `tool.completed` and `tool.failed` show as `tool.finished`; every
  * other event is its own chunk, the same object.
  */
 export function toStreamChunk(event: RuntimeEvent): RunStreamChunk {

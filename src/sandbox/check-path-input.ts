@@ -22,7 +22,7 @@ const CONTROL = /\p{Cc}/u;
 const FORMAT = /\p{Cf}/u;
 
 /**
- * Check a path the model gave before anything touches the filesystem (SB-2). Refused with
+ * Check a path the model gave before anything touches the filesystem. Refused with
  * `sandbox.invalid_path`: anything but a non-empty string, NUL and control characters, backslashes, drive
  * letters, URLs, URL-encoded bytes, `~`, invisible characters and Unicode look-alikes of `.` `/` `\` `:` —
  * none of them is ever needed to name a file in the workspace, and each is a known way to smuggle a path past

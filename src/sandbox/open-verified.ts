@@ -50,7 +50,7 @@ export interface OpenDirectory {
 }
 
 /**
- * Opens what the sandbox checked and proves it is what was checked (SB-2). Node has no `openat(2)`; on Linux
+ * Opens what the sandbox checked and proves it is what was checked. Node has no `openat(2)`; on Linux
  * `/proc/self/fd/<dir>/<name>` is one: the directory is opened with `O_NOFOLLOW` and its kernel path compared
  * with the checked one, then the file is opened *inside that open directory* with `O_NOFOLLOW`, so no
  * component of the path can be swapped for a symlink between check and open. Elsewhere the file is opened by

@@ -22,7 +22,7 @@ const MAX_SYMLINKS = 40;
  * Resolve an absolute path the way the kernel would, one component at a time, following every symlink —
  * also a dangling one, to where a file created through it would land — and keeping the components that do not
  * exist yet. `fs.realpath` gives up on a missing component; this is "the real path of the nearest existing
- * ancestor" plus the rest (SB-2). Throws the filesystem's error (`ENOTDIR`, `EACCES`) or `ELOOP` after 40
+ * ancestor" plus the rest. Throws the filesystem's error (`ENOTDIR`, `EACCES`) or `ELOOP` after 40
  * symlinks.
  *
  * `from`, when given, is a canonical directory (a sandbox root's real path): when `absolute` starts with it,

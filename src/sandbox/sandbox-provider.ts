@@ -2,7 +2,7 @@ import path from "node:path";
 import type { SandboxConfig } from "../config/app-config-schema.js";
 import { Sandbox, type SandboxLimits, type SandboxOptions, type SandboxRootOptions } from "./sandbox.js";
 
-/** What a sandbox needs of a tool call: the run, and the run folder's workspace when there is one (SB-6). */
+/** What a sandbox needs of a tool call: the run, and the run folder's workspace when there is one. */
 export interface WorkspaceContext {
   readonly runId: string;
   /** The run's `workspace/` directory, when the runtime keeps run folders. */
@@ -24,7 +24,7 @@ export interface SandboxSettings {
   beforeOpen?: SandboxOptions["beforeOpen"];
 }
 
-/** An agent's `sandbox` config as settings; the model never chooses a root (SB-2). */
+/** An agent's `sandbox` config as settings; the model never chooses a root. */
 export function sandboxSettingsFromConfig(
   config: SandboxConfig | undefined,
   baseDir: string,
@@ -40,7 +40,7 @@ export function sandboxSettingsFromConfig(
 }
 
 /**
- * The run's workspace: the `workspaceDir` a run folder puts on the context (SB-6, `runtime.run_folders`), else
+ * The run's workspace: the `workspaceDir` a run folder puts on the context (`runtime.run_folders`), else
  * `<baseDir>/runs/<run-id>/workspace`, the same layout without the rest of the run folder.
  */
 export function defaultWorkspaceDir(context: WorkspaceContext, baseDir: string): string {
@@ -56,7 +56,7 @@ export function runFolderName(runId: string): string {
 
 /**
  * The sandbox each call gets. Configured roots make one sandbox shared by every run; without them each run
- * gets its own workspace, created on first use, and only that as a read-write root (SB-2).
+ * gets its own workspace, created on first use, and only that as a read-write root.
  */
 export function createSandboxProvider(settings: SandboxSettings): SandboxProvider {
   const baseDir = settings.baseDir ?? process.cwd();

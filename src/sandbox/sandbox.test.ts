@@ -83,7 +83,7 @@ describe("Sandbox", () => {
     );
   });
 
-  it("checks without opening, for a policy to ask (SB-3)", async () => {
+  it("checks without opening, for a policy to ask", async () => {
     const sandbox = await Sandbox.create({ roots: [{ path: ws, mode: "ro" }] });
     const checked = await sandbox.check("inputs/../notes.txt", "read", "read_file");
     expect(checked).toMatchObject({ display: "notes.txt", exists: true, access: "read" });

@@ -1,4 +1,4 @@
-// Long because SB-2 is one guarded procedure per operation: check, open verified, bound; kept in one place.
+// Long because the sandbox is one guarded procedure per operation: check, open verified, bound; kept in one place.
 import { lstatSync, type Stats } from "node:fs";
 import { type FileHandle, lstat, mkdir, opendir, realpath, unlink } from "node:fs/promises";
 import path from "node:path";
@@ -26,7 +26,7 @@ export interface SandboxRootOptions {
   mode: SandboxMode;
 }
 
-/** Bounds on what one call may read, write or list (SB-2). */
+/** Bounds on what one call may read, write or list. */
 export interface SandboxLimits {
   /** Most bytes one read returns (`max_read_bytes`, default 1 MiB). */
   maxReadBytes: number;
@@ -116,7 +116,7 @@ export interface WriteResult {
 export type WalkedFile = { path: string; content: Buffer } | { path: string; skipped: string };
 
 /**
- * The filesystem sandbox (SB-2). Every path is checked — syntactically, then resolved with all symlinks
+ * The filesystem sandbox. Every path is checked — syntactically, then resolved with all symlinks
  * followed and compared with the roots segment by segment — and every open re-proves that it opened what was
  * checked (`VerifiedOpener`). Devices, FIFOs, sockets and files with more than one hard link are refused;
  * reads, writes and listings are bounded. Refusals are `SandboxError`s whose messages name only the path the
@@ -157,7 +157,7 @@ export class Sandbox {
 
   /**
    * Check a path for one kind of access without opening it: the decision alone, for a policy to consult
-   * (SB-3). Throws a `SandboxError` for a refusal, a `ToolError` (`fs.*`) when the path cannot be resolved.
+   *. Throws a `SandboxError` for a refusal, a `ToolError` (`fs.*`) when the path cannot be resolved.
    */
   async check(input: unknown, access: SandboxAccess, tool: string): Promise<CheckedPath> {
     const parsed = checkPathInput(input, tool);

@@ -18,7 +18,7 @@ function toValidation<T>(result: StandardSchemaV1.Result<T>): SchemaValidation<T
   return result.issues ? { ok: false, issues: result.issues } : { ok: true, value: result.value };
 }
 
-/** One `- <path>: <issue>` line per issue, as RT-9 asks. */
+/** One `- <path>: <issue>` line per issue, as the validation retry shows the model. */
 export function formatIssues(issues: readonly StandardSchemaV1.Issue[]): string {
   return issues.map((issue) => `- ${issuePath(issue) || "(root)"}: ${issue.message}`).join("\n");
 }

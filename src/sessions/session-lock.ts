@@ -17,7 +17,7 @@ export interface SessionLockAcquireOptions {
 /** Gives the session back; calling it more than once is harmless. */
 export type SessionLockRelease = () => void;
 
-/** The default `queueSize`, matching `runtime.session_queue_size` (RT-2). */
+/** The default `queueSize`, matching `runtime.session_queue_size`. */
 export const DEFAULT_SESSION_QUEUE_SIZE = 1000;
 
 interface Waiter {

@@ -33,7 +33,7 @@ export interface SessionScope {
   readonly token: symbol;
 }
 
-/** The session seam (DR-1): state, transcript, artifacts, checkpoints, run records and event logs. */
+/** The session seam: state, transcript, artifacts, checkpoints, run records and event logs. */
 export interface SessionManager {
   /** Run `fn` while holding the session exclusively; runs of one session execute one at a time. */
   session<T>(

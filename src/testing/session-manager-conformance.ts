@@ -1,4 +1,4 @@
-// Long because it is the whole DR-1 contract every store must meet, in one suite.
+// Long because it is the whole session-store contract every store must meet, in one suite.
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, type TestContext } from "vitest";
 import type { Message } from "../contracts/message.js";
@@ -55,7 +55,7 @@ function runRecord(overrides: Partial<RunRecord> & { runId: string; sessionId: s
 }
 
 /**
- * Register the vitest suite every `SessionManager` must pass (DR-1). `factory` makes a fresh manager per test;
+ * Register the vitest suite every `SessionManager` must pass. `factory` makes a fresh manager per test;
  * session and run ids are unique per test, so a backend that shares storage between managers still passes.
  *
  * @example

@@ -14,7 +14,7 @@ export interface AgentRunner {
   getRun(runId: string): Promise<RunRecord | null>;
 }
 
-/** Options of {@link agentAsTool} (CX-4). */
+/** Options of {@link agentAsTool}. */
 export interface AgentAsToolOptions {
   /** The tool's name for the model; default the agent's id. */
   name?: string;
@@ -27,7 +27,7 @@ export interface AgentAsToolOptions {
 }
 
 /**
- * Another agent as a tool (CX-4): one required string argument becomes the child run's input; the child runs
+ * Another agent as a tool: one required string argument becomes the child run's input; the child runs
  * with the parent's `functionInvocationKwargs` and `parentRunId`, in a fresh session per call or — with
  * `propagateSession` — in the parent's own session, and the tool's result is its final text. A child that
  * suspends suspends this call; the decision on this call is forwarded to the child (approve and deny reach

@@ -30,7 +30,7 @@ class WithSpec extends Doubler {
 }
 
 describe("BaseTool", () => {
-  it("has the TL-1 defaults", async () => {
+  it("has the documented defaults", async () => {
     const tool = new Doubler();
     expect(tool.schema()).toEqual({ type: "object", properties: {} });
     expect(tool.executionSpec()).toEqual(DEFAULT_EXECUTION_SPEC);

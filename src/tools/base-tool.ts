@@ -10,7 +10,7 @@ import {
 } from "../contracts/tool.js";
 
 /**
- * A class to extend for full tools (TL-1). Every member but `invoke` has the default the spec names:
+ * A class to extend for full tools. Every member but `invoke` has the default the spec names:
  * an empty object schema, the default execution spec, approval only when `approvalMode` is "always",
  * `invokeBatch` looping `invoke`.
  */

@@ -49,7 +49,7 @@ describe("defineTool", () => {
     expect(tool.schema()).toEqual({ type: "object", properties: {}, additionalProperties: false });
   });
 
-  it("has the TL-2 execution spec defaults", () => {
+  it("has the documented execution spec defaults", () => {
     const tool = defineTool({ name: "t", description: "d", execute: () => null });
     expect(tool.executionSpec()).toEqual({
       concurrencySafe: false,

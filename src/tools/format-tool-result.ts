@@ -22,7 +22,7 @@ export function formatToolResult(data: unknown): string {
   return safeJson(data);
 }
 
-/** The text the model sees for a refused or failed call (LC-7), with what to do about it when known. */
+/** The text the model sees for a refused or failed call, with what to do about it when known. */
 export function formatToolError(code: string, message: string, hint?: string): string {
   return JSON.stringify({
     ok: false,

@@ -2,7 +2,7 @@ import type { Tool } from "../contracts/tool.js";
 import { PluginLoadError } from "../errors/error-classes.js";
 
 /**
- * A group of related tools one config entry contributes (SB-1): `{"id": "fs", "type": "filesystem"}` gives
+ * A group of related tools one config entry contributes: `{"id": "fs", "type": "filesystem"}` gives
  * `read_file`, `write_file`, … Each tool keeps its own name; the entry's id only names the group.
  */
 export interface Toolset {

@@ -17,7 +17,7 @@ export function mcpTool(set: McpToolset, name: string): McpTool {
   return found as McpTool;
 }
 
-/** A tool context without a model or a run loop (SB-7): run `run-<sessionId>`, its artifacts collected. */
+/** A tool context without a model or a run loop: run `run-<sessionId>`, its artifacts collected. */
 export function mcpToolContext(
   bus: AsyncEventBus,
   sessionId: string,

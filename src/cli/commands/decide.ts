@@ -14,7 +14,7 @@ export interface DecideCommandOptions extends RunOutputOptions {
 
 /**
  * `keel decide <config> <runId> <toolCallId> approve|deny|result`: decide a suspended call of a run in the
- * config's store (LC-8) — from any shell, the run need not be live anywhere — and stream the run as it goes on,
+ * config's store — from any shell, the run need not be live anywhere — and stream the run as it goes on,
  * as `keel run` does. Exit codes are `keel run`'s (2 when the run waits again, for its other calls or new
  * ones); a refused decision (unknown run or call, a call already decided, a run not waiting) prints its code,
  * message and hint and exits 2.

@@ -13,7 +13,7 @@ export interface PolicyCommandOptions {
 }
 
 /**
- * `keel policy <config>`: an agent's effective permission policy (SB-3) — each rule with its source and the seed's
+ * `keel policy <config>`: an agent's effective permission policy — each rule with its source and the seed's
  * merge rule that places it, then each tool's decision and the rule that made it. `--json` prints the value
  * `runtime.getEffectivePolicy` returns, on one line. Exit 0.
  */

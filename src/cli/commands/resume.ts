@@ -23,7 +23,7 @@ const REFUSAL_CODES = [
 ];
 
 /**
- * `keel resume <config> <checkpointId> [--branch]`: resume a run from a checkpoint in the config's store (DR-3)
+ * `keel resume <config> <checkpointId> [--branch]`: resume a run from a checkpoint in the config's store
  * and stream it as `keel run` does. The run's latest checkpoint continues the run itself; `branch` starts a new
  * run from the checkpoint, whichever it is. Exit codes are `keel run`'s; a refused checkpoint (unknown, written
  * by another agent shape or schema version, the latest of a finished run, one the run went past, a run another

@@ -117,7 +117,7 @@ export async function streamRunCommand(options: StreamRunOptions): Promise<numbe
         }
       }
       if (!result) {
-        // The runtime promises run.finished last (RT-8); without it the run's outcome is unknown.
+        // The runtime promises run.finished last; without it the run's outcome is unknown.
         stderr.write("The run's stream ended without run.finished\n");
         return RUN_EXIT_CODES.failed;
       }
@@ -193,7 +193,7 @@ export async function withStoredRun(
 }
 
 function jsonRenderer(stdout: OutputStream): (chunk: RunStreamChunk) => void {
-  // RuntimeEvent has toJSON, so a chunk serialises as the camelCase object RT-8 describes.
+  // RuntimeEvent has toJSON, so a chunk serialises as the camelCase chunk object `stream()` yields.
   return (chunk) => stdout.write(`${JSON.stringify(chunk)}\n`);
 }
 

@@ -21,7 +21,7 @@ export interface LoadedRunState {
 }
 
 /**
- * Rebuild a run's state from the store alone (DR-3): the checkpoint, then the run transcript up to its length.
+ * Rebuild a run's state from the store alone: the checkpoint, then the run transcript up to its length.
  * An unknown id, another schema version, another agent shape or a transcript shorter than the checkpoint says
  * is refused with a typed error naming what to do; nothing is half-loaded.
  */

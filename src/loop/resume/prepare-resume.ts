@@ -7,7 +7,7 @@ import { parseCheckpointId } from "../run-state.js";
 import { type LoadedRunState, loadRunState } from "./load-run-state.js";
 
 /**
- * A resume (DR-3) as the run's start sees it. The run's latest checkpoint continues the run itself (same run id,
+ * A resume as the run's start sees it. The run's latest checkpoint continues the run itself (same run id,
  * its event log goes on); an earlier checkpoint branches a new run from that point, so the original's later
  * checkpoints stay valid.
  */

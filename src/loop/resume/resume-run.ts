@@ -24,7 +24,7 @@ export type ResumePlan =
   | { kind: "continue" };
 
 /**
- * Put a checkpoint's state back into a run's context and driver (DR-2, DR-3): transcript, usage, artifacts,
+ * Put a checkpoint's state back into a run's context and driver: transcript, usage, artifacts,
  * session state, memory view, prompt fragments, step count and stop-condition memory. Context assembly and
  * memory injection are not run again. Returns how the run goes on, and the transcript length the run
  * continues from (shorter than the checkpoint's when a step in flight is rewound or re-finished).
@@ -95,7 +95,7 @@ function planResume(
 }
 
 /**
- * Record the decisions for a suspended step (LC-8): each is an event in the run's log; `always` makes it stick
+ * Record the decisions for a suspended step: each is an event in the run's log; `always` makes it stick
  * for later calls of its tool — and for the other calls of that tool still waiting in this step. Returns the
  * decision for each call it reaches; the checkpoint's own records are not changed.
  */
@@ -186,7 +186,7 @@ export async function reloadCheckpoint(options: {
   return { pattern, plan };
 }
 
-/** Finish the step a checkpoint caught in flight: the model's remaining calls, then StepEnd (DR-2). */
+/** Finish the step a checkpoint caught in flight: the model's remaining calls, then StepEnd. */
 export async function finishInterruptedStep(
   driver: RunDriver,
   answer: AssistantAnswer,

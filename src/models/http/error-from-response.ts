@@ -16,7 +16,7 @@ export interface FailedResponse {
 }
 
 /**
- * The typed error for a non-2xx answer (LM-3): 429 and Anthropic's 529 are rate limits (with `retryAfterMs`
+ * The typed error for a non-2xx answer: 429 and Anthropic's 529 are rate limits (with `retryAfterMs`
  * from `Retry-After`), 5xx a connection error (the server failed, not the request), any other status a
  * response error with the vendor's own message.
  */

@@ -10,7 +10,7 @@ export interface LoadApiKeyOptions {
 
 /**
  * The API key from its environment variable; a missing or empty one is a `ConfigError` raised when the agent
- * loads, before any request, with a hint naming the variable (LM-1).
+ * loads, before any request, with a hint naming the variable.
  */
 export function loadApiKey(options: LoadApiKeyOptions): string {
   const env = options.env ?? process.env;

@@ -1,6 +1,6 @@
 /**
  * Request headers: the provider's defaults, then `llm.extra_headers`, then per-call ones. Names are compared
- * without case, so a user's `Anthropic-Version` replaces the default `anthropic-version` (LM-1).
+ * without case, so a user's `Anthropic-Version` replaces the default `anthropic-version`.
  */
 export function mergeHeaders(
   ...layers: (Readonly<Record<string, string>> | undefined)[]

@@ -5,7 +5,7 @@ export interface ClientExtras {
 }
 
 /**
- * The parts of a run's `clientKwargs` (CX-1) an HTTP provider uses: `extra_headers` / `extraHeaders` (added
+ * The parts of a run's `clientKwargs` an HTTP provider uses: `extra_headers` / `extraHeaders` (added
  * to the request's headers, last) and `extra_body` / `extraBody` (merged into the JSON body, last). Other keys
  * are for chat middleware and are not sent.
  */

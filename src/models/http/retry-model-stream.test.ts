@@ -166,7 +166,7 @@ describe("retryModelStream", () => {
 });
 
 describe("modelErrorType", () => {
-  it("maps the typed errors to LM-3's error types", () => {
+  it("maps the typed errors to the error parts' errorType", () => {
     expect(modelErrorType(new LLMRateLimitError("x"))).toBe("rate_limit");
     expect(modelErrorType(new LLMConnectionError("x"))).toBe("connection");
     expect(modelErrorType(new LLMResponseError("x"))).toBe("response");

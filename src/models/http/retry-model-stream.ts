@@ -13,15 +13,15 @@ export interface RetryModelStreamOptions {
   attempt: (attempt: number) => AsyncIterable<ModelStreamPart>;
 }
 
-/** Statuses the seed retries (LM-2); other failures with a status (500, 4xx) are final. */
+/** Statuses the seed retries; other failures with a status (500, 4xx) are final. */
 const RETRIED_STATUSES = new Set([429, 502, 503, 504, 529]);
 
 /**
- * Run a model call with the retry policy of LM-2, as one stream. A failure before the first part reaches the
+ * Run a model call with the `llm.retry` policy, as one stream. A failure before the first part reaches the
  * caller is retried when the policy allows it (rate limits, 502/503/504, connection failures and timeouts) after
  * `min(initial × multiplier^(n−1), max)` — raised to `Retry-After` — unless `total_budget_ms` would be
  * spent; after the first part, or once retries are exhausted, it becomes an `error` part with its `errorType`
- * (LM-3) and `context.attempts`. An abort of the run's signal rejects with its reason and is never retried.
+ * and `context.attempts`. An abort of the run's signal rejects with its reason and is never retried.
  */
 export async function* retryModelStream(options: RetryModelStreamOptions): AsyncGenerator<ModelStreamPart> {
   const { policy, clock, signal } = options;
@@ -62,7 +62,7 @@ function isRetried(error: KeelError, policy: RetryPolicy): boolean {
   return policy.retryOnConnectionErrors;
 }
 
-/** The `errorType` of an error part (LM-3). */
+/** The `errorType` of an error part. */
 export function modelErrorType(error: unknown): ModelErrorType {
   if (error instanceof LLMRateLimitError) return "rate_limit";
   if (error instanceof LLMConnectionError) return "connection";

@@ -1,6 +1,6 @@
 import type { LLMRetryOptions } from "../../config/app-config-schema.js";
 
-/** How an HTTP provider retries a failed model call (LM-2). */
+/** How an HTTP provider retries a failed model call. */
 export interface RetryPolicy {
   /** Attempts in all, the first included; 1 disables retries. */
   maxAttempts: number;

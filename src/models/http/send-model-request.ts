@@ -34,7 +34,7 @@ export interface ModelHttpResponse {
 /**
  * One HTTP attempt of a model call on the built-in `fetch`. The request has its own AbortController, aborted by
  * the run's signal, by the timeout (armed until the headers come and again around every read of the body) and
- * by `close()` before the end of the body. A non-2xx answer is read and thrown as its typed error (LM-3); a
+ * by `close()` before the end of the body. A non-2xx answer is read and thrown as its typed error; a
  * failure to connect or a timeout is thrown as `LLMConnectionError`; a run's abort rejects with its reason.
  */
 export async function sendModelRequest(request: ModelHttpRequest): Promise<ModelHttpResponse> {

@@ -1,4 +1,4 @@
-// Long because it is the whole DR-1 seam over SQL: one method per SessionManager call, each one statement.
+// Long because it is the whole session-store seam over SQL: one method per SessionManager call, each one statement.
 import type { Pool, QueryResultRow } from "pg";
 import type { Message } from "../../contracts/message.js";
 import type { RunRecord, RunStatus } from "../../contracts/run-types.js";

@@ -14,7 +14,7 @@ export interface SqliteRowLocation {
 /**
  * Check a row's `schema_version` and parse its JSON body. A version this build cannot read is refused with
  * `store.schema_version` rather than handing the run loop a shape it would misread; a body that is not JSON is
- * `store.corrupt`, never skipped (DR-5).
+ * `store.corrupt`, never skipped.
  */
 export function checkSqliteRow<T>(version: unknown, body: unknown, where: SqliteRowLocation): T {
   if (typeof version !== "number" || !SQLITE_READABLE_SCHEMA_VERSIONS.has(version)) {

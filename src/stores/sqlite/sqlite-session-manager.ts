@@ -1,4 +1,4 @@
-// Long because it is the whole DR-1 seam over SQL: one method per SessionManager call.
+// Long because it is the whole session-store seam over SQL: one method per SessionManager call.
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Message } from "../../contracts/message.js";
@@ -60,7 +60,7 @@ const SYNCHRONOUS_LEVELS: ReadonlySet<string> = new Set(["OFF", "NORMAL", "FULL"
  * `session()` is exclusive across processes: a {@link SessionLock} queues this process's callers FIFO, and the
  * one at the front then holds a row in `session_locks` for the whole scope (see `acquireSessionLockRow`).
  * Every write is a statement or a `BEGIN IMMEDIATE` transaction waiting up to `busyTimeoutMs` for the file's
- * write lock, so concurrent writers are serialised by SQLite itself (DR-5).
+ * write lock, so concurrent writers are serialised by SQLite itself.
  */
 export class SqliteSessionManager implements SessionManager, CheckpointCommitter {
   private readonly lock = new SessionLock();

@@ -9,7 +9,7 @@ const SQLITE_NOTADB = 26;
 
 /**
  * A typed Keel error in place of a raw binding one. A damaged or foreign file is `store.corrupt` (never retried:
- * DR-5 refuses corruption rather than skipping it); a file that cannot be opened is `store.connection`; a write
+ * corruption is refused, never skipped); a file that cannot be opened is `store.connection`; a write
  * lock still held by another process after the busy timeout is `store.lock_timeout`, retryable so durable runs
  * resume; anything else is `store.query`.
  */

@@ -15,7 +15,7 @@ export const concurrentBatchToolExecutorConfigSchema = z.object({
 });
 
 /**
- * Parallel mode (LC-7): the `concurrencySafe` calls of a step run together, at most `max_concurrency` at a
+ * Parallel mode: the `concurrencySafe` calls of a step run together, at most `max_concurrency` at a
  * time; the others run one by one after them. Results come back in the order of the requests.
  */
 export class ConcurrentBatchToolExecutor implements BatchToolExecutor, StreamingToolExecutor {

@@ -129,7 +129,7 @@ describe("SafeToolExecutor", () => {
     expect(add).not.toHaveBeenCalled();
   });
 
-  it("a ToolResult with ok false is an unsuccessful call that keeps its result (SB-5: success = ok)", async () => {
+  it("a ToolResult with ok false is an unsuccessful call that keeps its result (success = ok)", async () => {
     const failed = { ok: false, summary: "make exited 2", data: { stderr: "no rule" }, artifacts: [] };
     const withError = { ...failed, error: { code: "shell.exit_status", message: "make exited 2 (stderr)" } };
     const executor = new SafeToolExecutor();

@@ -172,7 +172,7 @@ function cancelledError(request: ToolExecutionRequest): ToolCancelledError {
 
 /**
  * A returned value as an execution result: a ToolResult whose `ok` is false is an unsuccessful call that keeps its
- * result (SB-5: `success = ok`), so the model still sees its summary and data — a command's stderr, say.
+ * result (`success = ok`), so the model still sees its summary and data — a command's stderr, say.
  */
 function success(request: ToolExecutionRequest, data: unknown, timeoutMs: number): ToolExecutionResult {
   if (isToolResult(data) && !data.ok) {

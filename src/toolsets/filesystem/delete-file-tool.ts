@@ -6,7 +6,7 @@ import { okResult } from "./tool-result.js";
 
 /**
  * `delete_file(path)`: off unless a config lists it, destructive by declaration, and asks for approval on every
- * call (the effective policy's rule for destructive operations, SB-3, decides on top of that).
+ * call (the effective policy's rule for destructive operations decides on top of that).
  */
 export function createDeleteFileTool(options: { sandbox: SandboxProvider }): Tool {
   return defineTool({

@@ -24,7 +24,7 @@ import { type CheckedPath, Sandbox } from "../../sandbox/sandbox.js";
 import { createFilesystemToolset } from "./filesystem-toolset.js";
 
 /**
- * The attack table (SB-2): every input is refused by every filesystem tool with the right code, and nothing
+ * The attack table: every input is refused by every filesystem tool with the right code, and nothing
  * outside the workspace is read or changed — the canary keeps its content and mtime, no file appears outside,
  * and no result or message carries the canary's content.
  */
@@ -262,7 +262,7 @@ async function refusal(tool: string, args: Record<string, unknown>): Promise<Kee
   }
 }
 
-describe("filesystem attack table (SB-2)", () => {
+describe("filesystem attack table", () => {
   it("has at least 60 inputs", () => {
     expect(ATTACKS.length + READ_ONLY_ATTACKS.length).toBeGreaterThanOrEqual(60);
   });

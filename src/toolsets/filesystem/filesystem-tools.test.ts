@@ -21,7 +21,7 @@ import { isToolset, type Toolset } from "../../tools/toolset.js";
 import { createFilesystemToolset, type FilesystemToolsetOptions } from "./filesystem-toolset.js";
 import type { GrepFilesData } from "./grep-files-tool.js";
 
-/** The filesystem tools, called without a model (SB-7). */
+/** The filesystem tools, called without a model. */
 
 const base = mkdtempSync(path.join(tmpdir(), "keel-fs-tools-"));
 const ws = path.join(base, "ws");
@@ -53,7 +53,7 @@ function file(relative: string, content: string | Buffer): void {
 }
 
 describe("read_file", () => {
-  it("reads a whole file as an SB-5 result", async () => {
+  it("reads a whole file as a ToolResult", async () => {
     file("notes/todo.md", "buy milk\n");
     const result = await toolsOf().call("read_file", { path: "notes/todo.md" });
     expect(result).toEqual({
@@ -464,7 +464,7 @@ describe("the filesystem toolset", () => {
     expect(
       ((await read!.invoke({ path: "note.txt" }, run1)) as ToolResult<{ content: string }>).data!.content,
     ).toBe("one");
-    // Run folders (SB-6) hand the workspace over on the context.
+    // Run folders hand the workspace over on the context.
     const given = path.join(base, "given-workspace");
     const run3 = { runId: "run-3", workspaceDir: given } as unknown as ToolContext;
     await write!.invoke({ path: "n.txt", content: "three" }, run3);

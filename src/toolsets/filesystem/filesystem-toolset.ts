@@ -41,8 +41,8 @@ export interface FilesystemToolsetOptions {
 }
 
 /**
- * The filesystem toolset (SB-1): `read_file`, `write_file`, `list_files`, `grep_files` and, when listed,
- * `delete_file`, all through one sandbox (SB-2).
+ * The filesystem toolset: `read_file`, `write_file`, `list_files`, `grep_files` and, when listed,
+ * `delete_file`, all through one sandbox.
  *
  * @example
  * const fs = createFilesystemToolset({ sandbox: { roots: [{ path: "/srv/work", mode: "rw" }] } });

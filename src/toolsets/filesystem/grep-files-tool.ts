@@ -56,7 +56,7 @@ export interface GrepFilesData {
 const SKIPPED_SHOWN = 20;
 
 /**
- * `grep_files(pattern, path)` (SB-1): the lines matching an RE2 pattern under a path. The engine is linear
+ * `grep_files(pattern, path)`: the lines matching an RE2 pattern under a path. The engine is linear
  * (see `compileGrepPattern`) and the scan is bounded in files, bytes and matches, so no pattern and no
  * workspace can make one call run away; a bound that stops the search says so in `stoppedBy`.
  */

@@ -11,7 +11,7 @@ export interface ListFilesData {
   truncated: boolean;
 }
 
-/** `list_files(path, recursive?)` (SB-1): entries with type and size, at most `max_list_entries`. */
+/** `list_files(path, recursive?)`: entries with type and size, at most `max_list_entries`. */
 export function createListFilesTool(options: { sandbox: SandboxProvider; maxListEntries: number }): Tool {
   return defineTool({
     name: "list_files",

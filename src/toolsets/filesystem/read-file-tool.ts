@@ -5,7 +5,7 @@ import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
 import { defineTool } from "../../tools/define-tool.js";
 import { okResult } from "./tool-result.js";
 
-/** `read_file(path, offset?, limit?)` (SB-1): bounded, with `truncated` and the total size. */
+/** `read_file(path, offset?, limit?)`: bounded, with `truncated` and the total size. */
 export function createReadFileTool(options: { sandbox: SandboxProvider; maxReadBytes: number }): Tool {
   return defineTool({
     name: "read_file",

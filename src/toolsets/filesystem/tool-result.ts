@@ -1,6 +1,6 @@
 import type { ToolResult } from "../../contracts/tool.js";
 
-/** A successful SB-5 result: what happened in a sentence, and the data. */
+/** A successful `ToolResult`: what happened in a sentence, and the data. */
 export function okResult<T>(summary: string, data: T): ToolResult<T> {
   return { ok: true, summary, data, artifacts: [] };
 }

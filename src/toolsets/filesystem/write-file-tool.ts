@@ -5,7 +5,7 @@ import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
 import { defineTool } from "../../tools/define-tool.js";
 import { okResult } from "./tool-result.js";
 
-/** `write_file(path, content, mode)` (SB-1): replace or append, creating the file and its directories. */
+/** `write_file(path, content, mode)`: replace or append, creating the file and its directories. */
 export function createWriteFileTool(options: { sandbox: SandboxProvider; maxWriteBytes: number }): Tool {
   return defineTool({
     name: "write_file",

@@ -22,7 +22,7 @@ import {
   memoryWriteModeOf,
 } from "./memory-toolset.js";
 
-/** The memory toolset and its providers, called without a model (SB-7), and in a run. */
+/** The memory toolset and its providers, called without a model, and in a run. */
 
 const base = mkdtempSync(path.join(tmpdir(), "keel-memory-tools-"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));

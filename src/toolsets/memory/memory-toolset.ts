@@ -24,7 +24,7 @@ export type MemoryWriteMode = (typeof MEMORY_WRITE_MODES)[number];
 
 /** The run-artifact kind of a `candidate`-mode write. */
 export const MEMORY_CANDIDATE_KIND = "memory_candidate";
-/** The file under a run folder's `archive/` that `candidate` writes append to (SB-4). */
+/** The file under a run folder's `archive/` that `candidate` writes append to. */
 export const MEMORY_CANDIDATES_FILE = "memory-candidates.jsonl";
 
 export interface MemoryToolsetOptions {
@@ -63,7 +63,7 @@ function candidateEntries(artifacts: readonly { kind: string; payload: unknown }
   return entries;
 }
 
-/** The memory toolset: its tools, and the write mode a run logs when it starts (SB-4). */
+/** The memory toolset: its tools, and the write mode a run logs when it starts. */
 export interface MemoryToolset extends Toolset {
   readonly writeMode: MemoryWriteMode;
 }
@@ -81,7 +81,7 @@ export function memoryWriteModeOf(tools: Iterable<Tool>): MemoryWriteMode | unde
 }
 
 /**
- * The memory toolset (SB-1, SB-4): `recall_memory(query, scope?, limit?)` through the store's `recall` (or its
+ * The memory toolset: `recall_memory(query, scope?, limit?)` through the store's `recall` (or its
  * `retrieve`), and `write_memory(content, scope?, tags?)` by write mode: `disabled` does not offer it,
  * `candidate` (the default) records a `memory_candidate` run artifact (and a line in the run folder's
  * `archive/memory-candidates.jsonl`) and stores nothing, `external` writes through the store's MemoryStore
@@ -272,7 +272,7 @@ async function fromConfig(config: Record<string, unknown>, context: PluginFactor
   const parsed = MEMORY_CONFIG.parse(config);
   const writeMode = parsed.write_mode ?? "candidate";
   const options: MemoryToolsetOptions = { writeMode };
-  // The toolset's own provider, else the agent's memory plugin (SB-4: "the memory plugin's MemoryStore ability").
+  // The toolset's own provider, else the agent's memory plugin ("the memory plugin's MemoryStore ability").
   const agentMemory = context.agent?.memory;
   const store =
     (await loadProvider(parsed.provider, context)) ?? (canRecall(agentMemory) ? agentMemory : undefined);
@@ -309,7 +309,7 @@ export const memoryToolsetPlugin: PluginDefinition<Toolset> = {
   create: fromConfig,
 };
 
-/** SPEC SB-1's name for the same toolset. */
+/** The other name configs use for the same toolset (`memory_tools`). */
 export const memoryToolsToolsetPlugin: PluginDefinition<Toolset> = {
   ...memoryToolsetPlugin,
   type: "memory_tools",

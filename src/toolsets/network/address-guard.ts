@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 
 /**
- * Why an address is not one a network tool may reach on its own (SB-3): loopback, private (RFC 1918), shared
+ * Why an address is not one a network tool may reach on its own: loopback, private (RFC 1918), shared
  * (CGNAT, RFC 6598), link-local, cloud metadata, unique-local IPv6, unspecified, multicast, and the rest of the
  * special-purpose blocks. `null` for a public unicast address.
  */

@@ -42,12 +42,12 @@ const ORIGIN_HEADERS = ["authorization", "cookie", "proxy-authorization"];
 
 const systemResolver: HostResolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
-/** The rule a refused address or URL names (SB-3). */
+/** The rule a refused address or URL names. */
 export const NETWORK_ADDRESS_RULE = "network_address_blocked";
 
 /**
  * `http_request(url, method?, headers?, body?)`: network by declaration, so off unless the agent's config sets
- * `permissions.enable: ["network"]` (SB-3). Before every connection — the first and each redirect, which are
+ * `permissions.enable: ["network"]`. Before every connection — the first and each redirect, which are
  * followed by hand — the host is resolved and every address checked: loopback, private, CGNAT, link-local,
  * metadata, unique-local, unspecified, multicast and other special-purpose addresses are refused unless the
  * host is in `allowedHosts`. The connection goes to the address that was checked (no second lookup).

@@ -14,7 +14,7 @@ export type ExecuteCommandData = ProgramRunData;
  * `shell_exec` runs its program — no shell, in the sandbox workspace, with the passthrough and `set_env`
  * variables only, a timeout and bounded output; the allow-list applies to argv[0]. Shell operators, expansions
  * and globs are refused (`shell.command_syntax`) with what to do instead. Shell by declaration: off unless
- * `permissions.enable: ["shell"]` (SB-3).
+ * `permissions.enable: ["shell"]`.
  */
 export function createExecuteCommandTool(options: ExecuteCommandToolOptions): Tool {
   return defineTool({

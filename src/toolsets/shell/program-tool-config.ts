@@ -6,7 +6,7 @@ import type { ProgramToolOptions } from "./run-program.js";
 
 const positiveInt = z.number().int().positive();
 
-/** The config of the `shell_exec` and `execute_command` tool types (an unknown key is warned about, RT-3). */
+/** The config of the `shell_exec` and `execute_command` tool types (an unknown key is warned about). */
 export const PROGRAM_TOOL_CONFIG = z.object({
   command_allowlist: z.array(z.string().min(1)).optional(),
   timeout_ms: positiveInt.optional(),

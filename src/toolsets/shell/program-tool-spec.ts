@@ -2,7 +2,7 @@ import { DEFAULT_CAPTURE_BYTES, type ProgramToolOptions } from "./run-program.js
 
 /**
  * What `shell_exec` and `execute_command` declare alike: shell side effects (off unless
- * `permissions.enable: ["shell"]`, SB-3), not durably idempotent, approval when configured, and a description
+ * `permissions.enable: ["shell"]`), not durably idempotent, approval when configured, and a description
  * that ends with the output bound and the allow-list.
  */
 export function programToolSpec(lead: string, options: ProgramToolOptions) {

@@ -10,7 +10,7 @@ export type ShellExecData = ProgramRunData;
 
 /**
  * `shell_exec(command, args)`: shell by declaration, so off unless the agent's config sets
- * `permissions.enable: ["shell"]` (SB-3). Runs the command with `execFile` — no shell, so no string is ever
+ * `permissions.enable: ["shell"]`. Runs the command with `execFile` — no shell, so no string is ever
  * interpreted: arguments go to the program as they are — in the sandbox workspace, with a minimal environment
  * (the passthrough variables and the session's `set_env` variables), a timeout and bounded output.
  */

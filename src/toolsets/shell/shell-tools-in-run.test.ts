@@ -4,7 +4,7 @@ import { Runtime } from "../../index.js";
 import { getLogger } from "../../logging/logger.js";
 import { scriptedModel } from "../../testing/index.js";
 
-/** shell_exec, execute_command and set_env in runs: off unless `permissions.enable` has shell (SB-3). */
+/** shell_exec, execute_command and set_env in runs: off unless `permissions.enable` has shell. */
 
 const { ws } = shellWorkspace("keel-shell-run-");
 
@@ -94,7 +94,7 @@ describe("shell tools in a run", () => {
     ["execute_command", { timeout: 5 }, "timeout_ms"],
     ["set_env", { alow: ["A"] }, "allow"],
   ])(
-    "%s: a misspelt config key is warned about by name, with the keys it may have meant (RT-3)",
+    "%s: a misspelt config key is warned about by name, with the keys it may have meant",
     async (type, config, known) => {
       const warnings: string[] = [];
       const warn = vi.spyOn(getLogger(), "warn").mockImplementation((message: string) => {

@@ -9,7 +9,7 @@ import { LocalSkillsManager } from "../../skills/local-skills-manager.js";
 import { scriptedModel } from "../../testing/index.js";
 import { createSkillsToolset, SKILL_NOT_FOUND_CODE } from "./skills-toolset.js";
 
-/** The skills toolset, called without a model (SB-7), and in a run. */
+/** The skills toolset, called without a model, and in a run. */
 
 const base = mkdtempSync(path.join(tmpdir(), "keel-skills-tools-"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));

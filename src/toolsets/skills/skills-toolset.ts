@@ -57,9 +57,9 @@ function resolve<T>(value: T | (() => T)): T {
 }
 
 /**
- * The skills toolset (SB-1): `list_skills()` and `load_skill(skill_id)` over a skills manager. `load_skill` records
+ * The skills toolset: `list_skills()` and `load_skill(skill_id)` over a skills manager. `load_skill` records
  * the skill in the session state ({@link markSkillLoaded}), so its `allowed-tools` and `permissions` take part in
- * the effective policy from the session's next run (SB-3; skills only narrow or request, never grant).
+ * the effective policy from the session's next run (skills only narrow or request, never grant).
  */
 export function createSkillsToolset(options: SkillsToolsetOptions): Toolset {
   const manager = () => resolve(options.manager);

@@ -3,14 +3,14 @@ import { LLMConnectionError, LLMRateLimitError, LLMResponseError } from "../../.
 import { ERROR_CODES } from "../../../errors/error-codes.js";
 import { KeelError } from "../../../errors/keel-error.js";
 
-/** A typed Keel error and the `errorType` of the stream part that carries it (LM-3). */
+/** A typed Keel error and the `errorType` of the stream part that carries it. */
 export interface ClassifiedError {
   error: KeelError;
   errorType: ModelErrorType;
 }
 
 /**
- * The typed Keel error for anything an AI SDK model threw or sent as an `error` stream part (LM-2, LM-3):
+ * The typed Keel error for anything an AI SDK model threw or sent as an `error` stream part:
  * - an `APICallError` with status 429 (or Anthropic's 529) is an `LLMRateLimitError` whose `retryAfterMs`
  *   comes from the response's `retry-after-ms` / `Retry-After` headers; 408 and 5xx, and one without a status
  *   (the AI SDK's "Cannot connect to API"), are `LLMConnectionError`s; any other status an `LLMResponseError`;

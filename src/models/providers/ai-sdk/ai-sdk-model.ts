@@ -25,14 +25,14 @@ import { type AiSdkCallSettings, toAiSdkCallOptions } from "./to-ai-sdk-call.js"
 export type AiSdkLanguageModel = LanguageModelV2 | LanguageModelV3;
 
 export interface AiSdkModelOptions extends AiSdkCallSettings {
-  /** The model id Keel reports and prices by (RT-10); defaults to the AI SDK model's `modelId`. */
+  /** The model id Keel reports and prices by; defaults to the AI SDK model's `modelId`. */
   modelId?: string;
   /** The provider name Keel reports; defaults to the AI SDK model's `provider` (`"openai.chat"`, …). */
   provider?: string;
   /** `"stream"` (default) calls `doStream`; `"generate"` calls `doGenerate` and replays its result as parts. */
   mode?: "stream" | "generate";
   /**
-   * Keel's retry policy (LM-2; the `llm.retry` options, snake_case as in a config):
+   * Keel's retry policy (the `llm.retry` options, snake_case as in a config):
    * rate limits, 502/503/504/529 and connection failures before the first part are retried with backoff,
    * `Retry-After` as a floor. An AI SDK model's `doStream` does not retry by itself.
    */
@@ -45,7 +45,7 @@ const SUPPORTED_VERSIONS = new Set(["v2", "v3"]);
 
 /**
  * Any Vercel AI SDK language model (`@ai-sdk/provider` specification v2 or v3, as `@ai-sdk/openai`,
- * `@ai-sdk/anthropic`, `@ai-sdk/google`, `@ai-sdk/openai-compatible` and the rest create) as a Keel model (LM-1).
+ * `@ai-sdk/anthropic`, `@ai-sdk/google`, `@ai-sdk/openai-compatible` and the rest create) as a Keel model.
  * `@ai-sdk/provider` is needed for its types only: nothing of the AI SDK is loaded at run time.
  *
  * @example

@@ -212,7 +212,7 @@ function toReasoningPart(block: PendingReasoning): ReasoningPart {
 /**
  * AI SDK usage as Keel's. v3 reports input as `{total, noCache, cacheRead, cacheWrite}` and output as
  * `{total, text, reasoning}`; v2 as flat numbers with `cachedInputTokens` and `reasoningTokens`. Keel's input
- * count includes cache reads and writes (RT-10 prices the rest as plain input), and its output count is the
+ * count includes cache reads and writes (pricing charges the rest as plain input), and its output count is the
  * provider's total, reasoning included; `reasoningTokens` says how much of it was reasoning.
  */
 export function toKeelUsage(usage: AiSdkUsage): ModelUsage {

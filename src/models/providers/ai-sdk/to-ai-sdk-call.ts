@@ -264,7 +264,7 @@ export function settingsFromOptions(options: ModelCallOptions): AiSdkCallSetting
 }
 
 /**
- * A run's `clientKwargs` (CX-1: values for the model client only): `providerOptions` (`provider_options`),
+ * A run's `clientKwargs` (values for the model client only): `providerOptions` (`provider_options`),
  * and `extra_headers` (`extraHeaders`), as Keel's HTTP providers read them.
  */
 function clientSettings(request: ModelRequest): AiSdkCallSettings {

@@ -20,7 +20,7 @@ import { toAnthropicRequest } from "./to-anthropic-request.js";
 
 export interface AnthropicModelOptions {
   apiKey: string;
-  /** Default `claude-3-haiku-20240307` (LM-1). */
+  /** Default `claude-3-haiku-20240307`. */
   modelId?: string;
   /** Default `https://api.anthropic.com`; `/v1/messages` is added unless the URL already ends with it. */
   apiBase?: string;
@@ -41,7 +41,7 @@ export interface AnthropicModelOptions {
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
-/** Anthropic's Messages API, streamed over SSE (LM-1, LM-4), with LM-2 retries and LM-3 typed errors. */
+/** Anthropic's Messages API, streamed over SSE, with `llm.retry` retries and typed errors. */
 export class AnthropicModel implements LanguageModel {
   readonly specificationVersion = MODEL_SPECIFICATION_VERSION;
   readonly provider = "anthropic";

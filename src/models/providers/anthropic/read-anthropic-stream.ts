@@ -144,7 +144,7 @@ function* closeBlock(block: OpenBlock): Generator<ModelStreamPart> {
 
 /**
  * Keel's usage from Anthropic's: Anthropic's `input_tokens` leaves out the cached ones, Keel's `inputTokens`
- * counts them all (the cost of non-cached input is input − cache read − cache creation, RT-10).
+ * counts them all (the cost of non-cached input is input − cache read − cache creation).
  */
 export function toModelUsage(usage: AnthropicUsage): ModelUsage {
   const cacheRead = usage.cache_read_input_tokens ?? 0;

@@ -20,7 +20,7 @@ export interface AnthropicRequestSettings {
 const NOT_SENT = new Set(["temperature", "maxTokens", "max_tokens", "seed", "parallel_tool_calls"]);
 
 /**
- * The body of a streamed Messages API call (LM-4): `system` as a string, or as text blocks when any carries
+ * The body of a streamed Messages API call: `system` as a string, or as text blocks when any carries
  * `cache_control` or there are several; system messages of the transcript join it; tool results become
  * `tool_result` blocks of a user turn; consecutive turns of one role merge; reasoning with a signature (or
  * redacted data) is replayed as `thinking` / `redacted_thinking` blocks ahead of the text; other options

@@ -1,5 +1,5 @@
 /**
- * Whether an OpenAI-compatible model is a reasoning model (LM-5): `reasoning_model` decides when set (false
+ * Whether an OpenAI-compatible model is a reasoning model: `reasoning_model` decides when set (false
  * disables detection); otherwise ids `o<digits>` with an optional `-suffix` (o1, o3-mini, o4-mini-2025-04-16)
  * and `gpt-5-thinking…` are, also behind a gateway's `vendor/` prefix.
  */

@@ -28,11 +28,11 @@ export interface OpenAICompatibleModelOptions {
   apiBase: string;
   /** Sent as `Authorization: Bearer …`. */
   apiKey: string;
-  /** Default `gpt-4o-mini` (LM-1). */
+  /** Default `gpt-4o-mini`. */
   modelId?: string;
   /** Default: `responses` when `apiBase` ends with `/responses`, else `chat_completions`. */
   apiStyle?: OpenAIApiStyle | undefined;
-  /** True or false overrides the detection of reasoning models by id (LM-5). */
+  /** True or false overrides the detection of reasoning models by id. */
   reasoningModel?: boolean | undefined;
   /** A full URL (or a path under `apiBase`) to send streamed Chat Completions calls to instead. */
   streamEndpoint?: string | undefined;
@@ -52,7 +52,7 @@ const PROVIDER = "OpenAI-compatible server";
 
 /**
  * Any OpenAI-compatible server (OpenAI, vLLM, Ollama, LM Studio, gateways), by Chat Completions streamed over
- * SSE or by the Responses API in one call (LM-1, LM-5), with LM-2 retries and LM-3 typed errors.
+ * SSE or by the Responses API in one call, with `llm.retry` retries and typed errors.
  */
 export class OpenAICompatibleModel implements LanguageModel {
   readonly specificationVersion = MODEL_SPECIFICATION_VERSION;

@@ -22,7 +22,7 @@ interface ToolCallDelta {
  * Read a streamed Chat Completions answer (`chat.completion.chunk` events up to `[DONE]`): content is streamed
  * as it comes, `reasoning_content` / `reasoning` deltas (vLLM, DeepSeek, OpenRouter) as reasoning, tool-call
  * deltas are assembled by index and given as whole calls at the end, the last chunk's `usage` (sent with
- * `stream_options.include_usage`) becomes the usage part (LM-5). An `error` chunk throws its typed error; a
+ * `stream_options.include_usage`) becomes the usage part. An `error` chunk throws its typed error; a
  * stream that ends with neither `[DONE]` nor a finish reason a connection error.
  */
 export async function* readChatCompletionsStream(
@@ -121,7 +121,7 @@ export function* readChatCompletion(
 
 /**
  * Keel's usage from Chat Completions': `prompt_tokens` already counts the cached ones; reasoning tokens are
- * reported apart and stay inside `completion_tokens` (they are billed as output), never added again (LM-5).
+ * reported apart and stay inside `completion_tokens` (they are billed as output), never added again.
  */
 export function fromChatUsage(usage: ChatCompletionUsage): ModelUsage {
   const inputTokens = usage.prompt_tokens ?? 0;

@@ -13,7 +13,7 @@ export interface ResponsesUsage {
 type Item = Record<string, unknown>;
 
 /**
- * The parts of a whole Responses API `response` (LM-5): its `output[]` items in order — `reasoning` (its
+ * The parts of a whole Responses API `response`: its `output[]` items in order — `reasoning` (its
  * summary text) as reasoning, `message` content (`output_text`, `refusal`) as text, `function_call` as tool
  * calls — then usage and the finish. A `failed` response throws its typed error.
  */

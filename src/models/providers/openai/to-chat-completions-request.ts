@@ -5,7 +5,7 @@ import { toJsonSchemaFormat } from "./to-json-schema-format.js";
 
 export interface OpenAIRequestSettings {
   modelId: string;
-  /** A reasoning model gets `max_completion_tokens` and no `temperature` (LM-5). */
+  /** A reasoning model gets `max_completion_tokens` and no `temperature`. */
   reasoning: boolean;
   /** `max_tokens` from the agent's `llm` when a call gives none. */
   maxTokens?: number | undefined;

@@ -8,7 +8,7 @@ export interface JsonSchemaFormat {
 }
 
 /**
- * The native structured-output format for an output schema (RT-9). `strict` is asked for only when the schema
+ * The native structured-output format for an output schema. `strict` is asked for only when the schema
  * meets strict mode's rules (every object closed with `additionalProperties: false` and all its properties
  * required), since a strict request with another schema is refused; the name is cut to OpenAI's alphabet.
  */

@@ -15,7 +15,7 @@ const MAPPED = new Set([
 ]);
 
 /**
- * The body of a Responses API call (LM-5), made as one non-streamed call: system text as `instructions`, the
+ * The body of a Responses API call, made as one non-streamed call: system text as `instructions`, the
  * transcript as `input` items (messages with `input_text` / `input_image` parts, `function_call` and
  * `function_call_output` items), `max_output_tokens`, tools as flat functions, the output schema as
  * `text.format` and `reasoning_effort` as `reasoning.effort`; other options pass through.
