@@ -1,17 +1,16 @@
 // One class on purpose: the driver is the single place every model and tool call passes through.
 
-import type { HookContext, ModelResponse, Phase, ToolCallState } from "../contracts/hook.js";
+import type { ModelResponse, Phase, ToolCallState } from "../contracts/hook.js";
 import type { ModelOutputSchema, ModelRequest } from "../contracts/language-model.js";
 import type { Message, ToolCall } from "../contracts/message.js";
 import type { RunArtifact, RunRequest } from "../contracts/run-types.js";
 import type { RunContext, Tool } from "../contracts/tool.js";
 import { ToolError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
-import { KeelError, toErrorDetails } from "../errors/keel-error.js";
+import { toErrorDetails } from "../errors/keel-error.js";
 import { checkEventPayload } from "../events/event-schemas.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
-import { MiddlewareTermination } from "../middleware/middleware-termination.js";
 import type { Pattern, PatternDriver, StepAction, ToolCallOutcome } from "../patterns/pattern.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { permissionsComputedPayload } from "../permissions/run-policy.js";
@@ -23,12 +22,13 @@ import { accumulateUsage } from "./accumulate-usage.js";
 import { BudgetGuard } from "./budget-guard.js";
 import type { CancelScope } from "./cancel-scope.js";
 import { captureRunState, type RunProgress } from "./capture-run-state.js";
-import { ChatCallContext } from "./chat-call-context.js";
+import { callThroughChatMiddleware } from "./chat-model-call.js";
 import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { hasLazyContainers } from "./create-run-context.js";
 import { SESSION_STICKY_KEY, type StickyAction } from "./decisions.js";
 import { FunctionInvocationContext } from "./function-invocation-context.js";
 import { ModelCallRequest } from "./model-call-request.js";
+import { PhaseContext } from "./phase-context.js";
 import { readModelStream } from "./read-model-stream.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 import type { RunDriverView, RunLimits } from "./run-driver-view.js";
@@ -36,23 +36,8 @@ import { TerminateRun } from "./run-signals.js";
 import type { CheckpointPhase, StopConditionMemory } from "./run-state.js";
 import { stepSignature } from "./stop-conditions.js";
 import { ToolCallContext, type ToolCallHost } from "./tool-call-context.js";
+import { toOutcomes } from "./tool-call-outcome.js";
 import { executeToolStage } from "./tool-stage.js";
-
-/** The context object hooks receive; built only for phases that have hooks. */
-class PhaseContext implements HookContext {
-  request?: ModelRequest;
-  response?: ModelResponse;
-  call?: ToolCallState;
-  constructor(
-    readonly phase: Phase,
-    readonly run: RunContext,
-    readonly step: number,
-    private readonly driver: RunDriver,
-  ) {}
-  requestStop(reason?: string): void {
-    this.driver.stopRequested = reason ?? this.phase;
-  }
-}
 
 /**
  * The run loop's side of a pattern: it brackets steps, passes every model call and tool call through the
@@ -401,14 +386,14 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     const startedAt = performance.now();
     const chat = agent.middleware.chat;
     if (chat.length > 0) {
-      response = await this.callModelThroughMiddleware(request);
+      response = await callThroughChatMiddleware(this, request);
     } else {
       try {
         response = await readModelStream(agent.model.stream(request), this, this.scope, agent.model.modelId);
       } catch (error) {
         this.ctx.usage.llmCalls++;
         if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
-        this.modelCallFailed(error);
+        this.failModelCall(error);
       }
     }
     this.checkpointBoundary();
@@ -435,7 +420,8 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     return response;
   }
 
-  private modelCallFailed(error: unknown): never {
+  /** Count the failed call, report `llm.failed`, and throw the error on. */
+  failModelCall(error: unknown): never {
     this.consecutiveErrors++;
     this.log.emit("llm.failed", {
       model: this.agent.model.modelId,
@@ -443,48 +429,6 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
       errorDetails: toErrorDetails(error),
     });
     throw error;
-  }
-
-  /**
-   * The model call through chat middleware: every call the model answers counts in usage, `llm.failed`
-   * reports an error that leaves the chain, and a response the model never gave streams its text as one delta.
-   */
-  private async callModelThroughMiddleware(request: ModelCallRequest): Promise<ModelResponse> {
-    const { model, pricing } = this.agent;
-    const context = new ChatCallContext(this.ctx, request, this.step, model.modelId);
-    let called = false;
-    try {
-      await this.agent.middleware.chat.run(context, async () => {
-        this.checkpointBoundary();
-        called = true;
-        let response: ModelResponse;
-        try {
-          response = await readModelStream(model.stream(context.request), this, this.scope, model.modelId);
-        } catch (error) {
-          this.ctx.usage.llmCalls++;
-          if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
-          throw error;
-        }
-        accumulateUsage(this.ctx.usage, response.usage, pricing);
-        context.result = response;
-      });
-    } catch (thrown) {
-      if (thrown instanceof TerminateRun) throw thrown;
-      if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
-      if (!MiddlewareTermination.isInstance(thrown)) this.modelCallFailed(thrown);
-      if (thrown.hasResult) context.result = thrown.result as Partial<ModelResponse>;
-    }
-    const response = context.result;
-    if (response === undefined) {
-      this.modelCallFailed(
-        new KeelError("Chat middleware ended the model call without a result", {
-          code: ERROR_CODES.MIDDLEWARE_NO_RESULT,
-          hint: "Call next(), or set ctx.result to a response such as { text: '…' } before returning",
-        }),
-      );
-    }
-    if (!called && response.text !== "") this.onTextDelta(response.text);
-    return response;
   }
 
   /** The run's output type as a model output schema, when it has one that JSON Schema can describe. */
@@ -648,21 +592,3 @@ const EMPTY_IDS: readonly string[] = Object.freeze([]);
 function noop(): void {}
 
 const APPEND_RESULTS = Object.freeze({ appendResults: true });
-
-function toOutcomes(states: ToolCallState[]): ToolCallOutcome[] {
-  return states.map(toOutcome);
-}
-
-function toOutcome(state: ToolCallState): ToolCallOutcome {
-  const outcome: ToolCallOutcome = {
-    toolCallId: state.id,
-    toolId: state.toolId,
-    status:
-      state.status === "succeeded" || state.status === "cancelled" || state.status === "suspended"
-        ? state.status
-        : "failed",
-  };
-  if (state.result !== undefined) outcome.result = state.result;
-  if (state.error !== undefined) outcome.error = state.error;
-  return outcome;
-}

@@ -8,6 +8,7 @@ import {
 } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { getLogger } from "../logging/logger.js";
+import type { ToolCallOutcome } from "../patterns/pattern.js";
 import { offloadLargeOutput } from "../run-folders/large-output.js";
 import { summarizeValue, type ToolLogLine } from "../run-folders/run-folder.js";
 import { asToolError } from "../tools/executors/safe-tool-executor.js";
@@ -293,4 +294,23 @@ export function appendResults(driver: RunDriver, states: readonly ToolCallState[
         : { role: "tool", toolCallId: state.id, toolName: state.toolId, content },
     );
   }
+}
+
+/** What a pattern learns of its calls: each one's id, tool, status and result or error. */
+export function toOutcomes(states: ToolCallState[]): ToolCallOutcome[] {
+  return states.map(toOutcome);
+}
+
+function toOutcome(state: ToolCallState): ToolCallOutcome {
+  const outcome: ToolCallOutcome = {
+    toolCallId: state.id,
+    toolId: state.toolId,
+    status:
+      state.status === "succeeded" || state.status === "cancelled" || state.status === "suspended"
+        ? state.status
+        : "failed",
+  };
+  if (state.result !== undefined) outcome.result = state.result;
+  if (state.error !== undefined) outcome.error = state.error;
+  return outcome;
 }
