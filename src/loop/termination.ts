@@ -35,3 +35,8 @@ export function stopReasonOf(termination: TerminationReason): StopReason {
 export function runStatusOf(termination: TerminationReason): RunStatus {
   return termination.type === "suspended" ? "waiting" : "done";
 }
+
+/** A cancellation, with its reason when one was given. */
+export function cancelledBy(reason: string | undefined): TerminationReason {
+  return reason === undefined ? { type: "cancelled" } : { type: "cancelled", value: reason };
+}

@@ -4,7 +4,6 @@ import path from "node:path";
 import { registerBuiltins } from "../builtins/register-builtins.js";
 import type { AppConfig } from "../config/app-config-schema.js";
 import { loadConfig, parseConfig } from "../config/load-config.js";
-import { nearMatch } from "../config/near-match.js";
 import type {
   RunRecord,
   RunRequest,
@@ -17,10 +16,8 @@ import type { Tool } from "../contracts/tool.js";
 import { ConfigError, RunBusyError, RunNotCompletedError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { RunEventLog } from "../events/run-event-log.js";
-import { getLogger } from "../logging/logger.js";
 import { CancelScope } from "../loop/cancel-scope.js";
 import type { ToolDecision } from "../loop/decisions.js";
-import type { ResolvedAgent } from "../loop/resolved-agent.js";
 import {
   checkResumeDecisions,
   type LoadedRunState,
@@ -28,18 +25,21 @@ import {
   type PreparedResume,
   prepareResume,
   resumeSessionId,
+  waitingResult,
 } from "../loop/resume/index.js";
-import { parseCheckpointId, type RunState } from "../loop/run-state.js";
 import type { RuntimePlugin } from "../loop/runtime-plugin.js";
+import { cancelledBy } from "../loop/termination.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { policyForRun } from "../permissions/run-policy.js";
-import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
+import { loadPlugin } from "../plugins/load-plugin.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { type AgentAsToolOptions, agentAsTool } from "../tools/agent-as-tool.js";
+import { AgentCache, type AgentInfo, changedAgentIds, describeAgent } from "./agent-cache.js";
 import { executeRequest } from "./execute-request.js";
-import { loadAgent } from "./load-agent.js";
-import { type ReadOptions, RunChunkIterator, replayEvents } from "./read-run-events.js";
+import { type LiveRun, LiveRuns } from "./live-runs.js";
+import { type ReadOptions, RunChunkIterator } from "./read-run-events.js";
+import { agentOfCheckpoint, checkpointsOfRun } from "./run-checkpoints.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
 
 interface Components {
@@ -47,15 +47,6 @@ interface Components {
   sessionManager: SessionManager;
   skills: SkillsManager;
   runtime: RuntimePlugin;
-}
-
-/** A run this process is executing. */
-export interface LiveRun {
-  readonly log: RunEventLog;
-  readonly scope: CancelScope;
-  readonly done: Promise<RunResult>;
-  /** The token of the session scope it holds, once it holds it (a child run of its session re-enters with it). */
-  readonly session: { token?: symbol };
 }
 
 /**
@@ -72,11 +63,9 @@ export class Runtime {
   private readonly baseDir: string;
   private components: Components | undefined;
   private readonly starting: Promise<Components>;
-  private readonly agents = new Map<string, Promise<ResolvedAgent>>();
+  private readonly agents: AgentCache;
   private readonly sessions = new Map<string, Set<string>>();
-  private readonly liveRuns = new Map<string, LiveRun>();
-  /** `attach()` calls waiting for a waiting run to be resumed in this process. */
-  private readonly startWaiters = new Map<string, (() => void)[]>();
+  private readonly liveRuns = new LiveRuns();
   /** Decisions per run, applied one batch after another. */
   private readonly deciding = new Map<string, Promise<RunResult>>();
   private configVersion = 1;
@@ -90,6 +79,12 @@ export class Runtime {
     this.config = parseConfig(config);
     this.configPath = options.configPath;
     this.baseDir = options.baseDir ?? (options.configPath ? path.dirname(options.configPath) : process.cwd());
+    this.agents = new AgentCache({
+      config: () => this.config,
+      baseDir: this.baseDir,
+      runtime: this,
+      liveRuns: () => this.liveRuns.values(),
+    });
     this.starting = this.start();
     this.starting.catch(() => {});
   }
@@ -223,48 +218,7 @@ export class Runtime {
 
   private async *follow(runId: string, options: ReadOptions): AsyncGenerator<RunStreamChunk> {
     await this.ready();
-    let after = options.afterSequence ?? 0;
-    for (;;) {
-      const live = this.liveRuns.get(runId);
-      if (live !== undefined) {
-        // The part of the log before this process took the run over is in the store.
-        if (after < live.log.firstSequence - 1) {
-          for (const chunk of replayEvents(
-            await this.sessionManager.loadEvents(runId, { afterSequence: after }),
-            options,
-          )) {
-            if (chunk.sequence >= live.log.firstSequence) break;
-            yield chunk;
-          }
-          after = live.log.firstSequence - 1;
-        }
-        yield* new RunChunkIterator(live.log, { ...options, afterSequence: after });
-        return;
-      }
-      const record = await this.sessionManager.getRun(runId);
-      if (!record)
-        throw new ConfigError(`Unknown run '${runId}'`, {
-          hint: "listRuns() shows the runs this store knows",
-        });
-      const stored = await this.sessionManager.loadEvents(runId, { afterSequence: after });
-      if (stored.length > 0) after = stored[stored.length - 1]!.sequence;
-      yield* replayEvents(stored, options);
-      if (this.liveRuns.has(runId)) continue;
-      if (record.status !== "waiting") return;
-      // The run may have been resumed (and even finished) since its record was read: read it again before
-      // waiting, and go round once more if anything moved.
-      const again = await this.sessionManager.getRun(runId);
-      if (this.liveRuns.has(runId) || again?.status !== "waiting" || again.updatedAt !== record.updatedAt)
-        continue;
-      await new Promise<void>((resolve) => {
-        let waiting = this.startWaiters.get(runId);
-        if (waiting === undefined) {
-          waiting = [];
-          this.startWaiters.set(runId, waiting);
-        }
-        waiting.push(resolve);
-      });
-    }
+    yield* this.liveRuns.follow(runId, options, this.sessionManager);
   }
 
   /**
@@ -275,8 +229,8 @@ export class Runtime {
    */
   async cancel(runId: string, options: { reason?: string } = {}): Promise<boolean> {
     const live = this.liveRuns.get(runId);
-    if (live !== undefined) return live.scope.cancel(cancelTermination(options.reason));
-    return (await this.cancelWaiting(runId, cancelTermination(options.reason))) !== null;
+    if (live !== undefined) return live.scope.cancel(cancelledBy(options.reason));
+    return (await this.cancelWaiting(runId, cancelledBy(options.reason))) !== null;
   }
 
   /**
@@ -306,7 +260,7 @@ export class Runtime {
     if (live !== undefined) await live.done.catch(noop);
     const waiting = await this.waitingCheckpoint(runId);
     const fresh = checkResumeDecisions(waiting, decisions);
-    if (fresh.length === 0) return waitingResult(waiting.record, waiting.state);
+    if (fresh.length === 0) return waitingResult(waiting);
     const started = await this.startRun(
       { agentId: waiting.record.agentId, inputText: "", resumeFromCheckpoint: waiting.checkpointId },
       { decisions: fresh },
@@ -325,7 +279,7 @@ export class Runtime {
    * gets `run.cancelled` and `run.finished`, its record ends `cancelled`). Null for a run that is neither.
    */
   async cancelRun(runId: string, options: { reason?: string } = {}): Promise<RunResult | null> {
-    const termination = cancelTermination(options.reason);
+    const termination = cancelledBy(options.reason);
     const live = this.liveRuns.get(runId);
     if (live !== undefined) {
       live.scope.cancel(termination);
@@ -362,7 +316,7 @@ export class Runtime {
   ): Promise<LiveRun> {
     if (this.closed) throw new ConfigError("The runtime is closed", { hint: "Create a new Runtime" });
     const parts = this.components ?? (await this.starting);
-    const agent = await this.resolveAgent(request.agentId);
+    const agent = await this.agents.resolve(request.agentId);
     const resume =
       request.resumeFromCheckpoint === undefined
         ? undefined
@@ -423,12 +377,7 @@ export class Runtime {
       this.liveRuns.delete(runId);
     });
     const live: LiveRun = { log, scope, done, session };
-    this.liveRuns.set(runId, live);
-    const waiters = this.startWaiters.get(runId);
-    if (waiters !== undefined) {
-      this.startWaiters.delete(runId);
-      for (const resolve of waiters) resolve();
-    }
+    this.liveRuns.add(runId, live);
     return live;
   }
 
@@ -447,7 +396,7 @@ export class Runtime {
     options: Omit<RunRequest<T>, "agentId" | "inputText" | "resumeFromCheckpoint"> = {},
   ): Promise<RunResult<T>> {
     await this.ready();
-    const agentId = await this.agentOfCheckpoint(checkpointId);
+    const agentId = await agentOfCheckpoint(this.sessionManager, checkpointId);
     return this.runDetailed({ ...options, agentId, inputText: "", resumeFromCheckpoint: checkpointId });
   }
 
@@ -480,56 +429,7 @@ export class Runtime {
   /** A run's checkpoint ids, oldest first. */
   async listRunCheckpoints(runId: string): Promise<string[]> {
     await this.ready();
-    const record = await this.sessionManager.getRun(runId);
-    if (record === null)
-      throw new ConfigError(`Unknown run '${runId}'`, { hint: "listRuns() shows the runs this store knows" });
-    const prefix = `${runId}:step:`;
-    return (await this.sessionManager.listCheckpoints(record.sessionId)).filter((id) =>
-      id.startsWith(prefix),
-    );
-  }
-
-  private async agentOfCheckpoint(checkpointId: string): Promise<string> {
-    const parsed = parseCheckpointId(checkpointId);
-    const record = parsed === null ? null : await this.sessionManager.getRun(parsed.runId);
-    if (record === null) {
-      throw new ConfigError(`Unknown checkpoint '${checkpointId}'`, {
-        code: ERROR_CODES.CHECKPOINT_UNKNOWN,
-        hint: "Run checkpoint ids look like '<runId>:step:<n>'; `keel checkpoints <config> <runId>` lists a run's",
-      });
-    }
-    return record.agentId;
-  }
-
-  /** The loaded agent; unknown ids are a `ConfigError` with a near match. */
-  private resolveAgent(agentId: string): Promise<ResolvedAgent> {
-    let agent = this.agents.get(agentId);
-    if (agent) return agent;
-    const definition = this.config.agents.find((candidate) => candidate.id === agentId);
-    if (!definition) {
-      const ids = this.config.agents.map((candidate) => candidate.id);
-      const suggestion = nearMatch(agentId, ids);
-      return Promise.reject(
-        new ConfigError(`Unknown agent id: '${agentId}'`, {
-          hint: `${suggestion ? `Did you mean '${suggestion}'? ` : ""}Available agent ids: ${ids.join(", ")}`,
-        }),
-      );
-    }
-    const runtimeConfig = this.config.runtime.config as {
-      tool_executor?: unknown;
-      context_assembler?: unknown;
-    };
-    agent = loadAgent(definition, {
-      baseDir: this.baseDir,
-      runtime: this,
-      defaults: {
-        toolExecutor: runtimeConfig.tool_executor,
-        contextAssembler: runtimeConfig.context_assembler,
-      },
-    });
-    this.agents.set(agentId, agent);
-    agent.catch(() => this.agents.delete(agentId));
-    return agent;
+    return checkpointsOfRun(this.sessionManager, runId);
   }
 
   private trackSession(sessionId: string, agentId: string): void {
@@ -568,17 +468,7 @@ export class Runtime {
         hint: "Use Runtime.fromConfig(path)",
       });
     const { config } = await loadConfig(this.configPath);
-    for (const key of ["runtime", "session", "events"] as const) {
-      if (JSON.stringify(config[key]) !== JSON.stringify(this.config[key])) {
-        throw new ConfigError("Hot reload does not support changing top-level runtime/session/events", {
-          hint: "Restart the process to change top-level components",
-        });
-      }
-    }
-    const before = new Map(this.config.agents.map((agent) => [agent.id, JSON.stringify(agent)]));
-    const changedAgents = [...new Set([...before.keys(), ...config.agents.map((agent) => agent.id)])].filter(
-      (id) => before.get(id) !== JSON.stringify(config.agents.find((agent) => agent.id === id)),
-    );
+    const changedAgents = changedAgentIds(this.config, config);
     this.config = config;
     await Promise.all(changedAgents.map((id) => this.invalidateAgent(id)));
     const oldVersion = this.configVersion++;
@@ -604,7 +494,7 @@ export class Runtime {
   }
 
   private async resolveAgentOrThrow(agentId: string): Promise<void> {
-    if (!this.config.agents.some((agent) => agent.id === agentId)) await this.resolveAgent(agentId);
+    if (!this.config.agents.some((agent) => agent.id === agentId)) await this.agents.resolve(agentId);
   }
 
   /**
@@ -615,31 +505,7 @@ export class Runtime {
    * them).
    */
   async invalidateAgent(agentId: string): Promise<void> {
-    const agent = this.agents.get(agentId);
-    this.agents.delete(agentId);
-    const loaded = await agent?.catch(() => undefined);
-    if (loaded === undefined) return;
-    // Runs started before the drop hold the old agent until they end; closing its tools under them would fail
-    // their next calls.
-    const using = [...this.liveRuns.values()].filter((live) => live.log.agentId === agentId);
-    await Promise.allSettled(using.map((live) => live.done));
-    const definition = this.config.agents.find((candidate) => candidate.id === agentId);
-    const executorRef =
-      definition?.tool_executor ?? (this.config.runtime.config as { tool_executor?: unknown }).tool_executor;
-    const closing: Promise<void>[] = [];
-    for (const [name, tool] of Object.entries(loaded.tools)) {
-      if (loaded.toolsets?.[name] !== undefined && tool.close) closing.push(tool.close());
-    }
-    if (executorRef === undefined || isPluginRef(executorRef))
-      if (loaded.toolExecutor.close) closing.push(loaded.toolExecutor.close());
-    if (loaded.memory.close) closing.push(loaded.memory.close());
-    const results = await Promise.allSettled(closing);
-    for (const result of results) {
-      if (result.status === "rejected")
-        getLogger().warn(
-          `Closing a resource of agent '${agentId}' failed: ${(result.reason as Error)?.message ?? String(result.reason)}`,
-        );
-    }
+    await this.agents.invalidate(agentId);
   }
 
   /**
@@ -653,7 +519,7 @@ export class Runtime {
    */
   async getEffectivePolicy(agentId: string, options: { sessionId?: string } = {}): Promise<EffectivePolicy> {
     await this.ready();
-    const agent = await this.resolveAgent(agentId);
+    const agent = await this.agents.resolve(agentId);
     if (agent.policy === undefined || agent.policyInput === undefined) {
       throw new ConfigError(`Agent '${agentId}' has no permission policy`, {
         hint: "Agents loaded from config always have one",
@@ -677,26 +543,9 @@ export class Runtime {
   }
 
   /** What an agent is configured with and whether it is loaded; null for an unknown id. */
-  getAgentInfo(
-    agentId: string,
-  ): { id: string; name: string; selectors: Record<string, unknown>; loaded: boolean } | null {
+  getAgentInfo(agentId: string): AgentInfo | null {
     const definition = this.config.agents.find((agent) => agent.id === agentId);
-    if (!definition) return null;
-    return {
-      id: definition.id,
-      name: definition.name,
-      selectors: {
-        memory: definition.memory,
-        pattern: definition.pattern,
-        tool_executor: definition.tool_executor ?? null,
-        context_assembler: definition.context_assembler ?? null,
-        llm: { provider: (definition.llm as { provider?: string } | undefined)?.provider ?? "mock" },
-        tools: definition.tools.map(
-          (tool) => (tool as { id?: string; name?: string }).id ?? (tool as { name: string }).name,
-        ),
-      },
-      loaded: this.agents.has(agentId),
-    };
+    return definition === undefined ? null : describeAgent(definition, this.agents.has(agentId));
   }
 
   /** Forget a session's per-agent state in this process, then release its shared resources. */
@@ -707,13 +556,7 @@ export class Runtime {
 
   /** Free runtime-level resources tied to a session (pooled connections). Idempotent. */
   async releaseSession(sessionId: string): Promise<void> {
-    for (const agent of this.agents.values()) {
-      const loaded = await agent.catch(() => undefined);
-      if (!loaded) continue;
-      for (const tool of Object.values(loaded.tools)) {
-        await (tool as { releaseSession?: (id: string) => Promise<void> }).releaseSession?.(sessionId);
-      }
-    }
+    await this.agents.releaseSession(sessionId);
   }
 
   /** Cancel live runs, wait for them, and close every component. */
@@ -724,14 +567,7 @@ export class Runtime {
       live.scope.cancel({ type: "cancelled", value: "runtime closed" });
     await Promise.allSettled([...this.liveRuns.values()].map((live) => live.done));
     const parts = await this.starting.catch(() => undefined);
-    for (const agent of this.agents.values()) {
-      const loaded = await agent.catch(() => undefined);
-      if (!loaded) continue;
-      await loaded.memory.close?.();
-      await loaded.toolExecutor.close?.();
-      for (const tool of Object.values(loaded.tools)) await tool.close?.();
-      await loaded.model.close?.();
-    }
+    await this.agents.closeAll();
     if (!parts) return;
     await parts.runtime.close?.();
     await parts.skills.close?.();
@@ -740,30 +576,12 @@ export class Runtime {
   }
 }
 
+function noop(): void {}
+
 /**
  * A fresh uuid as a flat string. Node builds `randomUUID()` from thirteen concatenated pieces; a run keeps its id
  * for its whole life, and the flat copy is a few hundred bytes smaller (S3).
  */
-function noop(): void {}
-
-/** What `decide` answers when every decision was a repeat: the run as it waits. */
-function waitingResult(record: RunRecord, state: RunState): RunResult {
-  return {
-    runId: record.runId,
-    finalOutput: null,
-    stopReason: "suspended",
-    termination: { type: "suspended" },
-    pendingToolCalls: record.pendingToolCalls,
-    usage: state.usage,
-    artifacts: state.artifacts,
-    metadata: { agentId: record.agentId, sessionId: record.sessionId, steps: state.step },
-  };
-}
-
 function newId(): string {
   return randomUUID().toLowerCase();
-}
-
-function cancelTermination(reason: string | undefined): TerminationReason {
-  return reason === undefined ? { type: "cancelled" } : { type: "cancelled", value: reason };
 }

@@ -13,7 +13,7 @@ export {
   type ResumeRequest,
   resumeSessionId,
 } from "./prepare-resume.js";
-export { checkResumeDecisions, loadSuspension } from "./resume-decisions.js";
+export { checkResumeDecisions, loadSuspension, waitingResult } from "./resume-decisions.js";
 export {
   type AssistantAnswer,
   finishInterruptedStep,

@@ -1,3 +1,4 @@
+import type { RunResult } from "../../contracts/run-types.js";
 import { DecisionError } from "../../errors/error-classes.js";
 import type { SessionManager } from "../../sessions/session-manager.js";
 import { checkDecisions, type ToolDecision } from "../decisions.js";
@@ -53,4 +54,19 @@ export function checkResumeDecisions(
     });
   }
   return checkDecisions(state.runId, state.toolCalls, decisions, state.decisionIds ?? []);
+}
+
+/** What `decide` answers when every decision was a repeat: the run as it waits. */
+export function waitingResult(waiting: LoadedRunState): RunResult {
+  const { record, state } = waiting;
+  return {
+    runId: record.runId,
+    finalOutput: null,
+    stopReason: "suspended",
+    termination: { type: "suspended" },
+    pendingToolCalls: record.pendingToolCalls,
+    usage: state.usage,
+    artifacts: state.artifacts,
+    metadata: { agentId: record.agentId, sessionId: record.sessionId, steps: state.step },
+  };
 }
