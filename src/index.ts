@@ -272,10 +272,14 @@ export {
 } from "./sandbox/sandbox-provider.js";
 export { InMemorySessionManager } from "./sessions/in-memory-session-manager.js";
 export type {
+  CheckpointStore,
+  RunStore,
   SessionArtifact,
   SessionCheckpoint,
   SessionManager,
   SessionScope,
+  SessionStore,
+  TranscriptStore,
 } from "./sessions/session-manager.js";
 export { LocalSkillsManager } from "./skills/local-skills-manager.js";
 export type { SessionSkillSummary, SkillReference, SkillsManager } from "./skills/skills-manager.js";

@@ -3,8 +3,9 @@ import { KeelError } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import {
   type CheckpointCommitter,
+  type CheckpointStore,
   isCheckpointCommitter,
-  type SessionManager,
+  type RunStore,
 } from "../sessions/session-manager.js";
 import { storeAsJson } from "../sessions/store-as-json.js";
 import { checkpointIdOf, type RunState } from "./run-state.js";
@@ -32,7 +33,7 @@ export class CheckpointWriter {
   private readonly marks: StoredMarks;
 
   constructor(
-    private readonly store: SessionManager,
+    private readonly store: CheckpointStore & RunStore,
     private readonly log: RunEventLog,
     marks: StoredMarks,
   ) {
@@ -108,7 +109,7 @@ export class CheckpointWriter {
 
   /** The three writes as one, for a store that can (all of it is stored or none). */
   private async commit(
-    store: SessionManager & CheckpointCommitter,
+    store: CheckpointStore & CheckpointCommitter,
     checkpointId: string,
     state: RunState,
     transcript: readonly Message[],

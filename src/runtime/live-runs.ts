@@ -2,7 +2,7 @@ import type { RunResult } from "../contracts/run-types.js";
 import { ConfigError } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { CancelScope } from "../loop/cancel-scope.js";
-import type { SessionManager } from "../sessions/session-manager.js";
+import type { RunStore } from "../sessions/session-manager.js";
 import { type ReadOptions, RunChunkIterator, replayEvents } from "./read-run-events.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
 
@@ -55,7 +55,7 @@ export class LiveRuns {
    * from its log (its part before this process took it over from the store), a stored one from the store, and a
    * waiting one is waited for until a decision starts it here again.
    */
-  async *follow(runId: string, options: ReadOptions, store: SessionManager): AsyncGenerator<RunStreamChunk> {
+  async *follow(runId: string, options: ReadOptions, store: RunStore): AsyncGenerator<RunStreamChunk> {
     let after = options.afterSequence ?? 0;
     for (;;) {
       const live = this.runs.get(runId);

@@ -2,10 +2,13 @@
 import { ConfigError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { parseCheckpointId } from "../loop/run-state.js";
-import type { SessionManager } from "../sessions/session-manager.js";
+import type { CheckpointStore, RunStore } from "../sessions/session-manager.js";
 
 /** A run's checkpoint ids, oldest first; a typed error for a run the store does not know. */
-export async function checkpointsOfRun(sessions: SessionManager, runId: string): Promise<string[]> {
+export async function checkpointsOfRun(
+  sessions: CheckpointStore & RunStore,
+  runId: string,
+): Promise<string[]> {
   const record = await sessions.getRun(runId);
   if (record === null)
     throw new ConfigError(`Unknown run '${runId}'`, { hint: "listRuns() shows the runs this store knows" });
@@ -14,7 +17,10 @@ export async function checkpointsOfRun(sessions: SessionManager, runId: string):
 }
 
 /** The agent whose run wrote the checkpoint; a typed error for an id that is malformed or unknown. */
-export async function agentOfCheckpoint(sessions: SessionManager, checkpointId: string): Promise<string> {
+export async function agentOfCheckpoint(
+  sessions: CheckpointStore & RunStore,
+  checkpointId: string,
+): Promise<string> {
   const parsed = parseCheckpointId(checkpointId);
   const record = parsed === null ? null : await sessions.getRun(parsed.runId);
   if (record === null) {

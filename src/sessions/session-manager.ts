@@ -33,8 +33,8 @@ export interface SessionScope {
   readonly token: symbol;
 }
 
-/** The session seam: state, transcript, artifacts, checkpoints, run records and event logs. */
-export interface SessionManager {
+/** Sessions: one at a time, each with its persisted state. */
+export interface SessionStore {
   /** Run `fn` while holding the session exclusively; runs of one session execute one at a time. */
   session<T>(
     sessionId: string,
@@ -45,12 +45,20 @@ export interface SessionManager {
   setState(sessionId: string, state: Record<string, unknown>): Promise<void>;
   deleteSession(sessionId: string): Promise<void>;
   listSessions(): Promise<string[]>;
+}
+
+/** A session's conversation: its messages and the artifacts its runs kept. */
+export interface TranscriptStore {
   appendMessage(sessionId: string, message: Message): Promise<void>;
   /** Append several messages at once and in order (one write for a run's messages). */
   appendMessages(sessionId: string, messages: readonly Message[]): Promise<void>;
   loadMessages(sessionId: string): Promise<Message[]>;
   saveArtifact(sessionId: string, artifact: SessionArtifact): Promise<void>;
   listArtifacts(sessionId: string): Promise<SessionArtifact[]>;
+}
+
+/** A session's checkpoints: a run's whole state at a step, to resume or branch from. */
+export interface CheckpointStore {
   /** Store a checkpoint; the same id again replaces it and keeps its place in `listCheckpoints`. */
   createCheckpoint(
     sessionId: string,
@@ -58,6 +66,10 @@ export interface SessionManager {
   ): Promise<SessionCheckpoint>;
   loadCheckpoint(sessionId: string, checkpointId: string): Promise<SessionCheckpoint | null>;
   listCheckpoints(sessionId: string): Promise<string[]>;
+}
+
+/** Runs: their records, their numbered event logs and their transcripts. */
+export interface RunStore {
   saveRun(record: RunRecord): Promise<void>;
   getRun(runId: string): Promise<RunRecord | null>;
   listRuns(filter?: { sessionId?: string; status?: RunStatus }): Promise<RunRecord[]>;
@@ -72,6 +84,13 @@ export interface SessionManager {
   saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void>;
   /** A run's stored transcript: the first `length` messages when given, else all of them. */
   loadRunMessages(runId: string, options?: { length?: number }): Promise<Message[]>;
+}
+
+/**
+ * The session seam, as one backend implements it: sessions, their transcripts, checkpoints and runs. Code that
+ * needs only a part takes that part's type, so what it touches is plain from its signature.
+ */
+export interface SessionManager extends SessionStore, TranscriptStore, CheckpointStore, RunStore {
   close(): Promise<void>;
 }
 
@@ -95,6 +114,6 @@ export interface CheckpointCommitter {
   commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint>;
 }
 
-export function isCheckpointCommitter(store: SessionManager): store is SessionManager & CheckpointCommitter {
+export function isCheckpointCommitter<S extends CheckpointStore>(store: S): store is S & CheckpointCommitter {
   return typeof (store as Partial<CheckpointCommitter>).commitCheckpoint === "function";
 }

@@ -3,7 +3,11 @@ import type { RunRecord } from "../../contracts/run-types.js";
 import { ConfigError } from "../../errors/error-classes.js";
 import { ERROR_CODES } from "../../errors/error-codes.js";
 import { KeelError } from "../../errors/keel-error.js";
-import { SESSION_SCHEMA_VERSION, type SessionManager } from "../../sessions/session-manager.js";
+import {
+  type CheckpointStore,
+  type RunStore,
+  SESSION_SCHEMA_VERSION,
+} from "../../sessions/session-manager.js";
 import { parseCheckpointId, RUN_STATE_SCHEMA_VERSION, type RunState } from "../run-state.js";
 
 /** A checkpoint read back: its state, the transcript it covers, and the run it belongs to. */
@@ -26,7 +30,7 @@ export interface LoadedRunState {
  * is refused with a typed error naming what to do; nothing is half-loaded.
  */
 export async function loadRunState(
-  store: SessionManager,
+  store: CheckpointStore & RunStore,
   checkpointId: string,
   expected: { agentId?: string; fingerprint?: string } = {},
 ): Promise<LoadedRunState> {

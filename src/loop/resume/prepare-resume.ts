@@ -1,6 +1,6 @@
 import { ConfigError } from "../../errors/error-classes.js";
 import { ERROR_CODES } from "../../errors/error-codes.js";
-import type { SessionManager } from "../../sessions/session-manager.js";
+import type { CheckpointStore, RunStore } from "../../sessions/session-manager.js";
 import type { StoredMarks } from "../checkpoint-writer.js";
 import type { ResolvedAgent } from "../resolved-agent.js";
 import { parseCheckpointId } from "../run-state.js";
@@ -38,7 +38,7 @@ export interface ResumeRequest {
  * gone past is refused rather than silently branched, since whoever moved the run on may be running it still.
  */
 export async function prepareResume(
-  store: SessionManager,
+  store: CheckpointStore & RunStore,
   checkpointId: string,
   agent: ResolvedAgent,
   request: ResumeRequest,
@@ -67,7 +67,7 @@ export async function prepareResume(
  * one waited — and say what the store already holds of the run that goes on.
  */
 export async function loadForResume(
-  store: SessionManager,
+  store: CheckpointStore & RunStore,
   prepared: PreparedResume,
   agent: ResolvedAgent,
   runId: string,

@@ -1,6 +1,6 @@
 import type { RunResult } from "../../contracts/run-types.js";
 import { DecisionError } from "../../errors/error-classes.js";
-import type { SessionManager } from "../../sessions/session-manager.js";
+import type { CheckpointStore, RunStore } from "../../sessions/session-manager.js";
 import { checkDecisions, type ToolDecision } from "../decisions.js";
 import { type LoadedRunState, loadRunState } from "./load-run-state.js";
 
@@ -9,7 +9,10 @@ import { type LoadedRunState, loadRunState } from "./load-run-state.js";
  * the store does not know, one that is not waiting, or one whose latest checkpoint is not a suspension is a
  * `DecisionError` saying what to do instead.
  */
-export async function loadSuspension(store: SessionManager, runId: string): Promise<LoadedRunState> {
+export async function loadSuspension(
+  store: CheckpointStore & RunStore,
+  runId: string,
+): Promise<LoadedRunState> {
   const record = await store.getRun(runId);
   if (record === null)
     throw new DecisionError(`Unknown run '${runId}'`, {

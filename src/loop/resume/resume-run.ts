@@ -1,7 +1,7 @@
 import type { Message, ToolCall } from "../../contracts/message.js";
 import type { RunContext } from "../../contracts/tool.js";
 import type { Pattern, StepAction } from "../../patterns/pattern.js";
-import type { SessionManager } from "../../sessions/session-manager.js";
+import type { CheckpointStore, RunStore } from "../../sessions/session-manager.js";
 import type { ToolDecision } from "../decisions.js";
 import type { RunDriver } from "../run-driver.js";
 import type { ToolCallRecord } from "../run-state.js";
@@ -176,7 +176,7 @@ export async function resumeInDriver(options: {
  */
 export async function reloadCheckpoint(options: {
   driver: RunDriver;
-  store: SessionManager;
+  store: CheckpointStore & RunStore;
   checkpointId: string;
 }): Promise<{ pattern: Pattern; plan: ResumePlan }> {
   const { driver, store, checkpointId } = options;

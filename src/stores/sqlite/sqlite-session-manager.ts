@@ -1,9 +1,10 @@
-// Long because it is the whole session-store seam over SQL: one method per SessionManager call.
+// The session-store seam over one SQLite file: one method per SessionManager call; how a run's events and
+// transcript are laid out in rows is in sqlite-run-rows.ts.
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Message } from "../../contracts/message.js";
 import type { RunRecord, RunStatus } from "../../contracts/run-types.js";
-import { RuntimeEvent } from "../../contracts/runtime-event.js";
+import type { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { PluginConfigError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { enterSessionScope, type HeldScope } from "../../sessions/enter-session-scope.js";
@@ -18,7 +19,7 @@ import {
   type SessionScope,
   type SessionScopeOptions,
 } from "../../sessions/session-manager.js";
-import { checkTranscriptIndex, stampCheckpoint } from "../../sessions/session-records.js";
+import { stampCheckpoint } from "../../sessions/session-records.js";
 import { transcriptBound } from "../../sessions/transcript-bound.js";
 import { acquireSessionLockRow, makeLockOwner } from "./acquire-session-lock-row.js";
 import { checkSqliteRow } from "./check-sqlite-row.js";
@@ -30,6 +31,7 @@ import {
   type SqliteStatement,
 } from "./open-sqlite-database.js";
 import { migrateSqlite } from "./sqlite-migrations.js";
+import { eventOfRow, insertRunEvents, type StoredEvent, writeRunMessages } from "./sqlite-run-rows.js";
 import { isSqliteBusy, toSqliteStoreError } from "./to-sqlite-store-error.js";
 
 /** SQLite `PRAGMA synchronous` levels. */
@@ -361,7 +363,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     if (events.length === 0) return;
     await this.ready();
-    this.write("appendEvents", () => this.insertEvents(runId, events));
+    this.write("appendEvents", () => insertRunEvents(this.prepare, runId, events));
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */
@@ -381,15 +383,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
             "run_events",
             `${runId}#${sequence}`,
           );
-          return new RuntimeEvent(
-            body.kind,
-            body.payload,
-            body.timestampMs,
-            body.runId,
-            body.sessionId,
-            body.agentId,
-            sequence,
-          );
+          return eventOfRow(body, sequence);
         }),
     );
   }
@@ -399,7 +393,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     await this.ready();
     // Serialised before the transaction, so the file's write lock is held for the statements only.
     const bodies = messages.map((message) => JSON.stringify(message));
-    this.write("saveRunMessages", () => this.writeRunMessages(runId, fromIndex, bodies));
+    this.write("saveRunMessages", () => writeRunMessages(this.prepare, { runId, fromIndex, bodies }));
   }
 
   /**
@@ -414,8 +408,9 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     const body = JSON.stringify(stored);
     const bodies = messages === null ? null : messages.items.map((message) => JSON.stringify(message));
     this.write("commitCheckpoint", () => {
-      if (messages !== null) this.writeRunMessages(runId, messages.fromIndex, bodies as string[]);
-      this.insertEvents(runId, events);
+      if (messages !== null)
+        writeRunMessages(this.prepare, { runId, fromIndex: messages.fromIndex, bodies: bodies as string[] });
+      insertRunEvents(this.prepare, runId, events);
       this.insertCheckpoint(sessionId, stored, body);
     });
     return { ...stored };
@@ -492,6 +487,9 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     }
   }
 
+  /** `stmt` as a function, for the row helpers that write inside this manager's transactions. */
+  private readonly prepare = (sql: string): SqliteStatement => this.stmt(sql);
+
   /** A cached prepared statement: preparing is most of a small statement's cost. */
   private stmt(sql: string): SqliteStatement {
     let statement = this.statements.get(sql);
@@ -539,46 +537,6 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     ).run(sessionId, stored.checkpointId, body, SESSION_SCHEMA_VERSION, stored.createdAt);
   }
 
-  /** Inside a transaction: insert events, skipping sequences already stored. */
-  private insertEvents(runId: string, events: readonly RuntimeEvent[]): void {
-    if (events.length === 0) return;
-    const insert = this.stmt(
-      "INSERT OR IGNORE INTO run_events (run_id, sequence, body, schema_version) VALUES (?, ?, ?, ?)",
-    );
-    for (const event of events) {
-      const body: StoredEvent = {
-        kind: event.kind,
-        runId: event.runId,
-        sessionId: event.sessionId,
-        agentId: event.agentId,
-        timestampMs: event.timestampMs,
-        payload: event.payload,
-      };
-      insert.run(runId, event.sequence, JSON.stringify(body), SESSION_SCHEMA_VERSION);
-    }
-  }
-
-  /**
-   * Inside a transaction: the stored length is read under the write lock, then the tail from `fromIndex` is
-   * deleted and the serialised messages inserted at their indexes. A gap throws before anything is written.
-   */
-  private writeRunMessages(runId: string, fromIndex: number, bodies: readonly string[]): void {
-    const row = this.stmt(
-      "SELECT coalesce(max(idx) + 1, 0) AS length FROM run_messages WHERE run_id = ?",
-    ).get(runId);
-    const stored = Number(row?.length ?? 0);
-    checkTranscriptIndex(runId, fromIndex, stored);
-    if (fromIndex < stored) {
-      this.stmt("DELETE FROM run_messages WHERE run_id = ? AND idx >= ?").run(runId, fromIndex);
-    }
-    const insert = this.stmt(
-      "INSERT INTO run_messages (run_id, idx, body, schema_version) VALUES (?, ?, ?, ?)",
-    );
-    for (let index = 0; index < bodies.length; index++) {
-      insert.run(runId, fromIndex + index, bodies[index] as string, SESSION_SCHEMA_VERSION);
-    }
-  }
-
   private saveScopeState(sessionId: string, state: Record<string, unknown>): void {
     // An update, not an upsert: a session deleted inside its own scope stays deleted.
     this.write("session save", () =>
@@ -610,14 +568,4 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
       hint: "Create a new SqliteSessionManager; close() closed its database file.",
     });
   }
-}
-
-/** A run event as stored in `run_events.body`; the sequence is its own column. */
-interface StoredEvent {
-  kind: string;
-  runId: string;
-  sessionId: string;
-  agentId: string;
-  timestampMs: number;
-  payload: Record<string, unknown>;
 }
