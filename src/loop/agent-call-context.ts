@@ -4,6 +4,7 @@ import type { RunRequest, RunResult, RunUsage } from "../contracts/run-types.js"
 import type { RunContext } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
+import { RunEventBus } from "../events/run-event-bus.js";
 import { MiddlewareTermination } from "../middleware/middleware-termination.js";
 import { createRunContext } from "./create-run-context.js";
 import type { RunLoopInput } from "./run-loop-input.js";
@@ -178,7 +179,7 @@ function emptyContext(input: RunLoopInput, usage: RunUsage): RunContext {
     tools: agent.tools,
     model: agent.model,
     modelOptions: agent.modelOptions,
-    eventBus: input.log.bus,
+    eventBus: new RunEventBus(input.log),
     toolExecutor: agent.toolExecutor,
     usage,
   });
