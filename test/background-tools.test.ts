@@ -203,7 +203,7 @@ describe("background tools: the loop submits the job and polls it", () => {
     );
     const done = runtime.runDetailed({ agentId: "a", runId: "bg-block", inputText: "go" });
     await polling.promise;
-    runtime.cancel("bg-block");
+    await runtime.cancel("bg-block");
     const result = await done;
     expect(result.stopReason).toBe("cancelled");
     expect(jobs.polled).toEqual(["job-1", "job-1", "job-1", "job-1"]);

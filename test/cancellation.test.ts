@@ -91,7 +91,7 @@ describe("cancellation", () => {
     );
     const done = runtime.runDetailed({ agentId: "a", runId: "b", inputText: "go" });
     await started.promise;
-    runtime.cancel("b");
+    await runtime.cancel("b");
     release.resolve("written");
     const result = await done;
     expect(result.stopReason).toBe("cancelled");

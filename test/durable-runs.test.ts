@@ -396,7 +396,7 @@ describe("automatic resume of durable runs", () => {
     await waitFor(() =>
       runtime.liveRun("w1")?.log.events.some((event) => event.kind === "run.resume_attempted"),
     );
-    runtime.cancel("w1");
+    await runtime.cancel("w1");
     const result = await done;
     expect(result.stopReason).toBe("cancelled");
   });
@@ -735,7 +735,7 @@ describe("resume in another process", () => {
     const done = runtime.runDetailed({ agentId: "a", inputText: "go", durable: true, runId: "live" });
     await waitFor(() => runtime.liveRun("live")?.log.events.some((event) => event.kind === "tool.started"));
     await expect(runtime.resumeRun("live")).rejects.toMatchObject({ code: "run.busy" });
-    runtime.cancel("live");
+    await runtime.cancel("live");
     gate.resolve();
     expect((await done).stopReason).toBe("cancelled");
   });

@@ -44,5 +44,5 @@ export async function main(): Promise<{ answer: z.infer<typeof Answer> | null; s
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  main().then((outcome) => console.log(outcome));
+  console.log(await main());
 }

@@ -35,11 +35,16 @@ function chainB(b: string[]): Map<string, number[]> {
   return b2j;
 }
 
+/** The two sequences a `SequenceMatcher` compares, with `b2j` (from {@link chainB}) indexing `b`. */
+interface MatchedPair {
+  a: string[];
+  b: string[];
+  b2j: Map<string, number[]>;
+}
+
 /** `SequenceMatcher.find_longest_match` with no junk function: the earliest longest block of a[alo:ahi] in b[blo:bhi]. */
 function findLongestMatch(
-  a: string[],
-  b: string[],
-  b2j: Map<string, number[]>,
+  { a, b, b2j }: MatchedPair,
   range: { alo: number; ahi: number; blo: number; bhi: number },
 ): Match {
   const { alo, ahi, blo, bhi } = range;
@@ -78,12 +83,12 @@ function findLongestMatch(
 
 /** `SequenceMatcher.get_matching_blocks`, summed: the number of elements in matching blocks. */
 function countMatches(a: string[], b: string[]): number {
-  const b2j = chainB(b);
+  const pair: MatchedPair = { a, b, b2j: chainB(b) };
   const queue = [{ alo: 0, ahi: a.length, blo: 0, bhi: b.length }];
   let matches = 0;
   while (queue.length > 0) {
     const range = queue.pop()!;
-    const { i, j, size } = findLongestMatch(a, b, b2j, range);
+    const { i, j, size } = findLongestMatch(pair, range);
     if (size === 0) continue;
     matches += size;
     if (range.alo < i && range.blo < j) queue.push({ alo: range.alo, ahi: i, blo: range.blo, bhi: j });

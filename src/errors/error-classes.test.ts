@@ -64,7 +64,8 @@ const families: [string, () => KeelError, string, boolean][] = [
 ];
 
 describe("error families", () => {
-  it.each(families)("%s has code %s and retryable %s", (name, make, code, retryable) => {
+  const rows = families.map(([name, make, code, retryable]) => ({ name, make, code, retryable }));
+  it.each(rows)("$name has code $code and retryable $retryable", ({ name, make, code, retryable }) => {
     const error = make();
     expect(error).toBeInstanceOf(KeelError);
     expect(KeelError.isInstance(error)).toBe(true);

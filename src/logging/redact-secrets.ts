@@ -217,6 +217,7 @@ function isSpace(code: number): boolean {
   return code === 32 || code === 9 || code === 10 || code === 13;
 }
 
+// biome-ignore lint/complexity/useMaxParams: inner loop of every logged line's scan; an object per hash hit would allocate on the hot path
 function sameWindow(text: string, at: number, secret: string, offset: number): boolean {
   for (let i = 0; i < SECRET_WINDOW; i++) {
     if (text.charCodeAt(at + i) !== secret.charCodeAt(offset + i)) return false;

@@ -294,6 +294,9 @@ export function computeEffectivePolicy(input: PolicyInput): EffectivePolicy {
   };
 }
 
+/** The rule that refuses a tool, where it comes from and the merge rule that made it win. */
+type RefusingRule = Pick<ToolVerdict, "rule" | "source" | "mergeRule">;
+
 function decide(
   toolId: string,
   declaration: ToolDeclaration,
@@ -306,7 +309,7 @@ function decide(
 ): ToolVerdict {
   const { input, enabled, readOnly, narrowing } = context;
   const capabilities = [...declaration.capabilities];
-  const deny = (rule: string, source: RuleSource, mergeRule: MergeRule, why: string): ToolVerdict => ({
+  const deny = ({ rule, source, mergeRule }: RefusingRule, why: string): ToolVerdict => ({
     effect: "deny",
     rule,
     source,
@@ -317,38 +320,41 @@ function decide(
   const runtimeDeny = firstMatch(input.runtimeDeny, toolId);
   if (runtimeDeny !== undefined)
     return deny(
-      `runtime.deny:${runtimeDeny}`,
-      "runtime",
-      1,
+      { rule: `runtime.deny:${runtimeDeny}`, source: "runtime", mergeRule: 1 },
       `the runtime refuses tools matching '${runtimeDeny}'`,
     );
   for (const capability of capabilities) {
     if (enabled.includes(capability)) continue;
     const { rule, mergeRule, what } = NOT_ENABLED[capability];
     return deny(
-      rule,
-      "runtime",
-      mergeRule,
+      { rule, source: "runtime", mergeRule },
       `${what.toLowerCase()} are off unless the agent's config sets permissions.enable: ["${capability}"]`,
     );
   }
   if (readOnly && declaration.writesFiles)
-    return deny("path_read_only", "sandbox", 2, "it writes files and every sandbox root is read-only");
+    return deny(
+      { rule: "path_read_only", source: "sandbox", mergeRule: 2 },
+      "it writes files and every sandbox root is read-only",
+    );
   const permissions = input.permissions ?? {};
   const denied = firstMatch(permissions.deny, toolId);
   if (denied !== undefined)
-    return deny(`config.deny:${denied}`, "config", 3, `permissions.deny matches it ('${denied}')`);
+    return deny(
+      { rule: `config.deny:${denied}`, source: "config", mergeRule: 3 },
+      `permissions.deny matches it ('${denied}')`,
+    );
   const allowed = firstMatch(permissions.allow, toolId);
   if (permissions.allow !== undefined && permissions.allow.length > 0 && allowed === undefined)
-    return deny("tool_disabled", "config", 3, "permissions.allow does not list it");
+    return deny(
+      { rule: "tool_disabled", source: "config", mergeRule: 3 },
+      "permissions.allow does not list it",
+    );
   if (narrowing.length > 0) {
     const listed = narrowing.some((skill) => firstMatch(skill.allowedTools, toolId) !== undefined);
     if (!listed) {
       const names = narrowing.map((skill) => `'${skill.name}'`).join(", ");
       return deny(
-        `skill.allowed_tools`,
-        "skill",
-        4,
+        { rule: "skill.allowed_tools", source: "skill", mergeRule: 4 },
         `the loaded skills (${names}) do not list it in allowed-tools`,
       );
     }

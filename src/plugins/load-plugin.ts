@@ -73,9 +73,9 @@ export async function loadPlugin<T = unknown>(
   if (!isPluginRef(ref)) {
     value = ref;
   } else if (ref.type) {
-    value = await createBuiltin(kind, ref.type, ref.config ?? {}, context, label);
+    value = await createBuiltin({ kind, type: ref.type, config: ref.config ?? {}, label }, context);
   } else if (ref.impl) {
-    value = await createFromModule(kind, ref.impl, ref.config ?? {}, context, label);
+    value = await createFromModule({ kind, impl: ref.impl, config: ref.config ?? {}, label }, context);
   } else {
     throw new PluginLoadError(`${label}: a plugin ref needs "type" or "impl"`, {
       hint: `Name a builtin ({"type": "${listBuiltins(kind)[0] ?? "…"}"}) or a module ({"impl": "./my-plugin.js#MyPlugin"})`,
@@ -105,7 +105,7 @@ export async function checkPluginRef(
   if (!isPluginRef(ref)) return;
   const label = options.label ?? kind;
   if (ref.type) {
-    const { definition } = resolveBuiltin(kind, ref.type, ref.config ?? {}, label);
+    const { definition } = resolveBuiltin({ kind, type: ref.type, config: ref.config ?? {}, label });
     const needed = definition.requiresPackage;
     if (needed !== undefined && !isResolvable(needed)) {
       throw new PluginLoadError(`${label}: ${kind} "${ref.type}" needs the package "${needed}"`, {
@@ -113,7 +113,8 @@ export async function checkPluginRef(
       });
     }
   } else if (ref.impl) {
-    await importExport(kind, ref.impl, ref.config ?? {}, options.baseDir ?? process.cwd(), label);
+    const moduleRef = { kind, impl: ref.impl, config: ref.config ?? {}, label };
+    await importExport(moduleRef, options.baseDir ?? process.cwd());
   }
 }
 
@@ -136,12 +137,27 @@ function isResolvable(specifier: string): boolean {
   return false;
 }
 
-function resolveBuiltin(
-  kind: PluginKind,
-  type: string,
-  config: Record<string, unknown>,
-  label: string,
-): { definition: PluginDefinition; parsed: unknown } {
+/** A plugin ref as the loader works on it: its kind, its config and the name messages give it. */
+interface ResolvingRef {
+  kind: PluginKind;
+  config: Record<string, unknown>;
+  label: string;
+}
+
+/** A ref naming a builtin or registered `type`. */
+interface BuiltinRef extends ResolvingRef {
+  type: string;
+}
+
+/** A ref naming `impl: "<module specifier>#<export>"`. */
+interface ModuleRef extends ResolvingRef {
+  impl: string;
+}
+
+function resolveBuiltin({ kind, type, config, label }: BuiltinRef): {
+  definition: PluginDefinition;
+  parsed: unknown;
+} {
   const definition = getPlugin(kind, type);
   if (!definition) {
     const known = [...listBuiltins(kind), ...listPlugins(kind)];
@@ -156,14 +172,9 @@ function resolveBuiltin(
   return { definition, parsed };
 }
 
-async function createBuiltin(
-  kind: PluginKind,
-  type: string,
-  config: Record<string, unknown>,
-  context: PluginFactoryContext,
-  label: string,
-): Promise<unknown> {
-  const { definition, parsed } = resolveBuiltin(kind, type, config, label);
+async function createBuiltin(ref: BuiltinRef, context: PluginFactoryContext): Promise<unknown> {
+  const { kind, type, label } = ref;
+  const { definition, parsed } = resolveBuiltin(ref);
   try {
     return await definition.create(parsed as Record<string, unknown>, context);
   } catch (error) {
@@ -175,14 +186,9 @@ async function createBuiltin(
   }
 }
 
-async function createFromModule(
-  kind: PluginKind,
-  impl: string,
-  config: Record<string, unknown>,
-  context: PluginFactoryContext,
-  label: string,
-): Promise<unknown> {
-  const { exported, parsed } = await importExport(kind, impl, config, context.baseDir, label);
+async function createFromModule(ref: ModuleRef, context: PluginFactoryContext): Promise<unknown> {
+  const { kind } = ref;
+  const { exported, parsed } = await importExport(ref, context.baseDir);
   if (typeof exported === "function") {
     if (isClass(exported)) return new (exported as new (config: unknown) => unknown)(parsed);
     if (FUNCTIONS_ARE_PLUGINS.has(kind)) return exported;
@@ -193,11 +199,8 @@ async function createFromModule(
 
 /** The export an `impl` names, and its config as the export's own `configSchema` (if any) parses it. */
 async function importExport(
-  kind: PluginKind,
-  impl: string,
-  config: Record<string, unknown>,
+  { kind, impl, config, label }: ModuleRef,
   baseDir: string,
-  label: string,
 ): Promise<{ exported: unknown; parsed: unknown }> {
   const hash = impl.lastIndexOf("#");
   if (hash <= 0 || hash === impl.length - 1) {
@@ -217,7 +220,7 @@ async function importExport(
   } catch (error) {
     throw new PluginLoadError(`${label}: cannot import "${specifier}": ${(error as Error).message}`, {
       cause: error,
-      hint: importHint(error, specifier, resolved, baseDir),
+      hint: importHint(error, { specifier, resolved, baseDir }),
     });
   }
   if (!(exportName in module)) {
@@ -239,8 +242,15 @@ async function importExport(
 /** Kinds whose plugins are functions themselves: an exported function is used as it is, not called. */
 const FUNCTIONS_ARE_PLUGINS: ReadonlySet<PluginKind> = new Set<PluginKind>(["middleware"]);
 
+/** What an `impl` import tried: the specifier as written, what it resolved to, where paths resolve from. */
+interface ImportAttempt {
+  specifier: string;
+  resolved: string;
+  baseDir: string;
+}
+
 /** Say which module is missing: the plugin itself (a path to fix or a package to install) or one of its imports. */
-function importHint(error: unknown, specifier: string, resolved: string, baseDir: string): string {
+function importHint(error: unknown, { specifier, resolved, baseDir }: ImportAttempt): string {
   if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") {
     return "The module failed while loading; run it directly to see the error";
   }

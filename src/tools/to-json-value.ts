@@ -26,7 +26,7 @@ export type JsonConversion = { ok: true; value: unknown } | { ok: false; problem
  */
 export function toJsonValue(value: unknown): JsonConversion {
   try {
-    return { ok: true, value: convert(value, "$", [], strict) };
+    return { ok: true, value: convert(value, "$", { ancestors: [], onNotJson: strict }) };
   } catch (error) {
     if (error instanceof NotJsonError) return { ok: false, problem: error.problem };
     // A getter or a toJSON that throws: the value cannot be read, so it has no JSON form either.
@@ -41,7 +41,7 @@ export function toJsonValue(value: unknown): JsonConversion {
  */
 export function toJsonSafe(value: unknown): unknown {
   try {
-    return convert(value, "$", [], lenient);
+    return convert(value, "$", { ancestors: [], onNotJson: lenient });
   } catch (error) {
     return `[Unreadable: ${(error as Error)?.message}]`;
   }
@@ -62,6 +62,16 @@ const strict: OnNotJson = (problem) => {
 
 const lenient: OnNotJson = (_problem, marker) => marker;
 
+/**
+ * What one conversion carries down the value: `ancestors` are the objects on the path from the root (a value met
+ * again among them is a cycle; one met again elsewhere is only shared, and JSON repeats it). One per top-level
+ * call, so walking the value allocates nothing for it per node.
+ */
+interface Walk {
+  ancestors: object[];
+  onNotJson: OnNotJson;
+}
+
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 function child(path: string, key: string | number): string {
@@ -69,11 +79,8 @@ function child(path: string, key: string | number): string {
   return IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 }
 
-/**
- * One value to its JSON form. `ancestors` are the objects on the path from the root (a value met again among
- * them is a cycle; one met again elsewhere is only shared, and JSON repeats it).
- */
-function convert(value: unknown, path: string, ancestors: object[], onNotJson: OnNotJson): unknown {
+/** One value to its JSON form. */
+function convert(value: unknown, path: string, walk: Walk): unknown {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -86,22 +93,23 @@ function convert(value: unknown, path: string, ancestors: object[], onNotJson: O
         ? Number(value)
         : value.toString();
     case "function":
-      return onNotJson(
+      return walk.onNotJson(
         { path, reason: `a function (${value.name || "anonymous"})` },
         `[Function ${value.name || "anonymous"}]`,
       );
     case "symbol":
-      return onNotJson({ path, reason: `a symbol (${String(value)})` }, `[${String(value)}]`);
+      return walk.onNotJson({ path, reason: `a symbol (${String(value)})` }, `[${String(value)}]`);
   }
   if (value === null) return null;
   const object = value as object;
+  const { ancestors } = walk;
   if (ancestors.includes(object)) {
     const at = ancestorPath(path, ancestors.indexOf(object), ancestors.length);
-    return onNotJson({ path, reason: `a circular reference (back to ${at})` }, `[Circular ${at}]`);
+    return walk.onNotJson({ path, reason: `a circular reference (back to ${at})` }, `[Circular ${at}]`);
   }
   ancestors.push(object);
   try {
-    return convertObject(object, path, ancestors, onNotJson);
+    return convertObject(object, path, walk);
   } finally {
     ancestors.pop();
   }
@@ -118,8 +126,8 @@ function ancestorPath(path: string, index: number, depth: number): string {
   return cut;
 }
 
-function convertObject(object: object, path: string, ancestors: object[], onNotJson: OnNotJson): unknown {
-  if (Array.isArray(object)) return convertArray(object, path, ancestors, onNotJson);
+function convertObject(object: object, path: string, walk: Walk): unknown {
+  if (Array.isArray(object)) return convertArray(object, path, walk);
   // Bytes before toJSON: a Buffer's own toJSON is `{ type, data: [every byte as a number] }`.
   if (object instanceof Uint8Array) return { base64: Buffer.from(object).toString("base64") };
   if (object instanceof ArrayBuffer) return { base64: Buffer.from(object).toString("base64") };
@@ -127,32 +135,32 @@ function convertObject(object: object, path: string, ancestors: object[], onNotJ
     return { base64: Buffer.from(object.buffer, object.byteOffset, object.byteLength).toString("base64") };
   if (ArrayBuffer.isView(object)) {
     const items = Array.from(object as unknown as ArrayLike<number | bigint>);
-    return convertArray(items, path, ancestors, onNotJson);
+    return convertArray(items, path, walk);
   }
   const toJSON = (object as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === "function") {
     const replaced: unknown = toJSON.call(object, path === "$" ? "" : path);
-    return convert(replaced, path, ancestors, onNotJson);
+    return convert(replaced, path, walk);
   }
-  if (object instanceof Map) return convertMap(object, path, ancestors, onNotJson);
-  if (object instanceof Set) return convertArray(Array.from(object), path, ancestors, onNotJson);
-  if (object instanceof Error) return convertError(object, path, ancestors, onNotJson);
+  if (object instanceof Map) return convertMap(object, path, walk);
+  if (object instanceof Set) return convertArray(Array.from(object), path, walk);
+  if (object instanceof Error) return convertError(object, path, walk);
   if (object instanceof RegExp) return String(object);
   if (object instanceof String || object instanceof Number || object instanceof Boolean)
-    return convert(object.valueOf(), path, ancestors, onNotJson);
+    return convert(object.valueOf(), path, walk);
   if (object instanceof Promise)
-    return onNotJson({ path, reason: "a Promise (await it before returning)" }, "[Promise]");
+    return walk.onNotJson({ path, reason: "a Promise (await it before returning)" }, "[Promise]");
   if (object instanceof WeakMap || object instanceof WeakSet || object instanceof WeakRef)
-    return onNotJson({ path, reason: `a ${object.constructor.name}` }, `[${object.constructor.name}]`);
-  return convertRecord(object as Record<string, unknown>, path, ancestors, onNotJson);
+    return walk.onNotJson({ path, reason: `a ${object.constructor.name}` }, `[${object.constructor.name}]`);
+  return convertRecord(object as Record<string, unknown>, path, walk);
 }
 
 /** An array, copied only when an item changes; `undefined` items become null as in JSON. */
-function convertArray(items: readonly unknown[], path: string, ancestors: object[], onNotJson: OnNotJson) {
+function convertArray(items: readonly unknown[], path: string, walk: Walk) {
   let copy: unknown[] | undefined;
   for (let index = 0; index < items.length; index++) {
     const item = items[index];
-    let converted = convert(item, child(path, index), ancestors, onNotJson);
+    let converted = convert(item, child(path, index), walk);
     if (converted === undefined) converted = null;
     if (converted !== item && copy === undefined) copy = items.slice(0, index);
     if (copy !== undefined) copy.push(converted);
@@ -161,18 +169,13 @@ function convertArray(items: readonly unknown[], path: string, ancestors: object
 }
 
 /** A plain object (or an instance): its own enumerable string keys, as JSON takes them. */
-function convertRecord(
-  record: Record<string, unknown>,
-  path: string,
-  ancestors: object[],
-  onNotJson: OnNotJson,
-): unknown {
+function convertRecord(record: Record<string, unknown>, path: string, walk: Walk): unknown {
   const keys = Object.keys(record);
   let copy: Record<string, unknown> | undefined;
   for (let index = 0; index < keys.length; index++) {
     const key = keys[index]!;
     const item = record[key];
-    const converted = convert(item, child(path, key), ancestors, onNotJson);
+    const converted = convert(item, child(path, key), walk);
     if (converted !== item && copy === undefined) {
       copy = {};
       for (let before = 0; before < index; before++) define(copy, keys[before]!, record[keys[before]!]);
@@ -184,27 +187,22 @@ function convertRecord(
 }
 
 /** A Map: an object when every key is a string, else `[key, value]` pairs. */
-function convertMap(
-  map: Map<unknown, unknown>,
-  path: string,
-  ancestors: object[],
-  onNotJson: OnNotJson,
-): unknown {
+function convertMap(map: Map<unknown, unknown>, path: string, walk: Walk): unknown {
   const allStrings = Array.from(map.keys()).every((key) => typeof key === "string");
   if (allStrings) {
     const object: Record<string, unknown> = {};
     for (const [key, item] of map) {
-      const converted = convert(item, child(path, key as string), ancestors, onNotJson);
+      const converted = convert(item, child(path, key as string), walk);
       if (converted !== undefined) define(object, key as string, converted);
     }
     return object;
   }
-  return convertArray(Array.from(map.entries()), path, ancestors, onNotJson);
+  return convertArray(Array.from(map.entries()), path, walk);
 }
 
-function convertError(error: Error, path: string, ancestors: object[], onNotJson: OnNotJson): unknown {
+function convertError(error: Error, path: string, walk: Walk): unknown {
   const shown: Record<string, unknown> = { name: error.name, message: error.message };
-  const fields = convertRecord(error as unknown as Record<string, unknown>, path, ancestors, onNotJson);
+  const fields = convertRecord(error as unknown as Record<string, unknown>, path, walk);
   for (const [key, item] of Object.entries(fields as Record<string, unknown>)) {
     if (item !== undefined) define(shown, key, item);
   }

@@ -9,13 +9,26 @@ export interface Deadline {
   cancel(): void;
 }
 
+/** When a deadline fires, what it calls then, and whether it keeps the process alive until then. */
+interface EntryTiming {
+  at: number;
+  fire: () => void;
+  keepAlive: boolean;
+}
+
 class Entry implements Deadline {
+  readonly at: number;
+  /** Null once the deadline fired or was cancelled. */
+  fire: (() => void) | null;
+  readonly keepAlive: boolean;
   constructor(
-    readonly at: number,
-    public fire: (() => void) | null,
     private readonly queue: DeadlineQueue,
-    readonly keepAlive: boolean,
-  ) {}
+    { at, fire, keepAlive }: EntryTiming,
+  ) {
+    this.at = at;
+    this.fire = fire;
+    this.keepAlive = keepAlive;
+  }
   cancel(): void {
     if (this.fire === null) return;
     this.fire = null;
@@ -38,7 +51,7 @@ export class DeadlineQueue {
    */
   add(delayMs: number, fire: () => void, options?: { keepAlive?: boolean }): Deadline {
     const keepAlive = options?.keepAlive === true;
-    const entry = new Entry(Date.now() + delayMs, fire, this, keepAlive);
+    const entry = new Entry(this, { at: Date.now() + delayMs, fire, keepAlive });
     this.push(entry);
     if (keepAlive && this.keepAliveCount++ === 0) this.timer?.ref();
     if (entry.at < this.armedAt) this.arm(entry.at);

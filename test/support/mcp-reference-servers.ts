@@ -80,7 +80,8 @@ export async function startEverythingHttp(port?: number): Promise<EverythingHttp
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once("exit", () => resolve());
   });
-  exited.then(() => children.delete(child));
+  // Nothing to catch: `exited` never rejects.
+  void exited.then(() => children.delete(child));
   const sessionsInitialized: string[] = [];
   const openSessions = new Set<string>();
   // The server logs `Session initialized with ID: <id>` and `Transport closed for session <id>, …` on stdout.
@@ -100,7 +101,7 @@ export async function startEverythingHttp(port?: number): Promise<EverythingHttp
       if (/listening on port/.test(stderr)) resolve();
     });
     child.once("error", reject);
-    exited.then(() => reject(new Error(`server-everything exited before listening: ${stderr.trim()}`)));
+    void exited.then(() => reject(new Error(`server-everything exited before listening: ${stderr.trim()}`)));
   });
   return {
     port: listenOn,

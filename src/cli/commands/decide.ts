@@ -24,7 +24,7 @@ export function decideCommand(options: DecideCommandOptions): Promise<number> {
   return streamRunCommand({
     ...options,
     refusalCodes: [ERROR_CODES.DECISION],
-    chunks: (runtime) => decideAndFollow(runtime, runId, [decision], signal),
+    chunks: (runtime) => decideAndFollow(runtime, { runId, decisions: [decision], signal }),
   });
 }
 

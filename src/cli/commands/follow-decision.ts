@@ -7,6 +7,13 @@ import type { OutputStream } from "./validate.js";
 /** Asks the user one question and resolves with the answer; rejects when there is no one to answer (EOF). */
 export type Prompt = (question: string) => Promise<string>;
 
+/** The decisions for one waiting run; aborting `signal` cancels the run once it resumes. */
+export interface FollowedDecisions {
+  runId: string;
+  decisions: readonly ToolDecision[];
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * Apply decisions to a waiting run and yield the chunks of its resumption as they happen, `run.finished` last.
  * The run is attached before the decisions go in, so no event of the resumption is missed; a refused decision
@@ -14,9 +21,7 @@ export type Prompt = (question: string) => Promise<string>;
  */
 export async function* decideAndFollow(
   runtime: Runtime,
-  runId: string,
-  decisions: readonly ToolDecision[],
-  signal?: AbortSignal,
+  { runId, decisions, signal }: FollowedDecisions,
 ): AsyncGenerator<RunStreamChunk> {
   const record = await runtime.getRun(runId);
   if (record?.status !== "waiting") {

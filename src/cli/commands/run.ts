@@ -126,11 +126,11 @@ export async function streamRunCommand(options: StreamRunOptions): Promise<numbe
           ? await askDecisions(result.pendingToolCalls, ask, stdout)
           : null;
       if (decisions !== null) {
-        chunks = decideAndFollow(runtime, result.runId, decisions, signal);
+        chunks = decideAndFollow(runtime, { runId: result.runId, decisions, signal });
         continue;
       }
       if (result.stopReason !== "completed") {
-        reportProblem(result, stderr, debug, decideHint(runtime, options.configPath));
+        reportProblem(result, { stderr, debug, hint: decideHint(runtime, options.configPath) });
       }
       return exitCodeOf(result.stopReason);
     }
@@ -291,13 +291,15 @@ function summaryLine(result: RunResult, countedSteps: number, paint: Paint): str
   return `${paint(color, `${mark} ${result.stopReason}`)} ${paint("dim", `· ${parts.join(" · ")}`)}`;
 }
 
+/** Where and how a run's problem is told: `hint` says how to decide a suspended run's calls. */
+interface ProblemReport {
+  stderr: OutputStream;
+  debug: boolean;
+  hint: (result: RunResult) => string;
+}
+
 /** A run that did not complete: its error with hint, or what it is waiting for and how to decide it. */
-function reportProblem(
-  result: RunResult,
-  stderr: OutputStream,
-  debug: boolean,
-  hint: (result: RunResult) => string,
-): void {
+function reportProblem(result: RunResult, { stderr, debug, hint }: ProblemReport): void {
   if (result.exception) {
     stderr.write(`${describeError(result.exception, debug)}\n`);
     return;

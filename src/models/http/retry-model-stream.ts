@@ -40,7 +40,7 @@ export async function* retryModelStream(options: RetryModelStreamOptions): Async
       const error = asModelError(thrown, options.provider);
       if (!yielded && attempt < policy.maxAttempts && isRetried(error, policy)) {
         const retryAfterMs = error instanceof LLMRateLimitError ? error.retryAfterMs : undefined;
-        const wait = retryDelayMs(policy, attempt, retryAfterMs, clock.random());
+        const wait = retryDelayMs(policy, { attempt, retryAfterMs, random: clock.random() });
         const budget = policy.totalBudgetMs;
         if (budget === null || clock.now() - startedAt + wait < budget) {
           await clock.sleep(wait, signal);

@@ -40,22 +40,22 @@ describe("retryDelayMs", () => {
   const policy = resolveRetryPolicy(undefined);
 
   it("is min(initial × multiplier^(n−1), max) without jitter: 500, 1000, 2000, 4000, 5000", () => {
-    expect([1, 2, 3, 4, 5].map((attempt) => retryDelayMs(policy, attempt, undefined, 0))).toEqual([
+    expect([1, 2, 3, 4, 5].map((attempt) => retryDelayMs(policy, { attempt, random: 0 }))).toEqual([
       500, 1000, 2000, 4000, 5000,
     ]);
   });
 
   it("adds at most 10 % of jitter and never passes the cap", () => {
-    expect(retryDelayMs(policy, 1, undefined, 0.999)).toBe(550);
-    expect(retryDelayMs(policy, 4, undefined, 0.999)).toBe(4400);
-    expect(retryDelayMs(policy, 5, undefined, 0.999)).toBe(5000);
-    expect(retryDelayMs({ ...policy, jitter: 0 }, 1, undefined, 0.999)).toBe(500);
+    expect(retryDelayMs(policy, { attempt: 1, random: 0.999 })).toBe(550);
+    expect(retryDelayMs(policy, { attempt: 4, random: 0.999 })).toBe(4400);
+    expect(retryDelayMs(policy, { attempt: 5, random: 0.999 })).toBe(5000);
+    expect(retryDelayMs({ ...policy, jitter: 0 }, { attempt: 1, random: 0.999 })).toBe(500);
   });
 
   it("takes Retry-After as a floor, even above the cap", () => {
-    expect(retryDelayMs(policy, 1, 3000, 0)).toBe(3000);
-    expect(retryDelayMs(policy, 1, 200, 0)).toBe(500);
-    expect(retryDelayMs(policy, 1, 12_000, 0)).toBe(12_000);
+    expect(retryDelayMs(policy, { attempt: 1, retryAfterMs: 3000, random: 0 })).toBe(3000);
+    expect(retryDelayMs(policy, { attempt: 1, retryAfterMs: 200, random: 0 })).toBe(500);
+    expect(retryDelayMs(policy, { attempt: 1, retryAfterMs: 12_000, random: 0 })).toBe(12_000);
   });
 });
 

@@ -28,17 +28,22 @@ export function resolveRetryPolicy(options: Partial<LLMRetryOptions> | undefined
   };
 }
 
+/** The attempt that just failed, as {@link retryDelayMs} weighs it. */
+export interface FailedAttempt {
+  /** The number of the attempt that failed, 1 for the first. */
+  attempt: number;
+  /** The server's `Retry-After`, when it sent one. */
+  retryAfterMs?: number | undefined;
+  /** A draw in [0, 1) that scales the jitter. */
+  random: number;
+}
+
 /**
- * The wait before attempt `failedAttempt + 1`: `min(initial × multiplier^(n−1) × (1 + jitter × random), max)`,
+ * The wait before attempt `attempt + 1`: `min(initial × multiplier^(n−1) × (1 + jitter × random), max)`,
  * raised to the server's `Retry-After` when that is longer (it is a floor, even above the cap).
  */
-export function retryDelayMs(
-  policy: RetryPolicy,
-  failedAttempt: number,
-  retryAfterMs: number | undefined,
-  random: number,
-): number {
-  const exponential = policy.initialBackoffMs * policy.backoffMultiplier ** (failedAttempt - 1);
+export function retryDelayMs(policy: RetryPolicy, { attempt, retryAfterMs, random }: FailedAttempt): number {
+  const exponential = policy.initialBackoffMs * policy.backoffMultiplier ** (attempt - 1);
   const backoff = Math.min(exponential * (1 + policy.jitter * random), policy.maxBackoffMs);
   return Math.round(Math.max(backoff, retryAfterMs ?? 0));
 }

@@ -77,11 +77,26 @@ describe("jsonl_file frozen fixtures (schemaVersion 1)", () => {
     const events = await manager.loadEvents("run-1");
     expect(events.every((event) => event instanceof RuntimeEvent)).toBe(true);
     expect(events.map((event) => event.toJSON())).toEqual([
-      event("run.started", 1, 1767348000000, { resumed: false }),
-      event("tool.called", 2, 1767348002000, { tool_id: "add", params: { a: 2, b: 40 } }),
-      event("tool.succeeded", 3, 1767348002500, { tool_id: "add", result: 42 }),
+      event({ kind: "run.started", sequence: 1, timestampMs: 1767348000000, payload: { resumed: false } }),
+      event({
+        kind: "tool.called",
+        sequence: 2,
+        timestampMs: 1767348002000,
+        payload: { tool_id: "add", params: { a: 2, b: 40 } },
+      }),
+      event({
+        kind: "tool.succeeded",
+        sequence: 3,
+        timestampMs: 1767348002500,
+        payload: { tool_id: "add", result: 42 },
+      }),
       {
-        ...event("run.finished", 4, 1767348005000, { result: { stopReason: "completed" } }),
+        ...event({
+          kind: "run.finished",
+          sequence: 4,
+          timestampMs: 1767348005000,
+          payload: { result: { stopReason: "completed" } },
+        }),
         result: { stopReason: "completed" },
       },
     ]);
@@ -174,14 +189,12 @@ describe("jsonl_file frozen fixture with a run transcript (schemaVersion 1)", ()
   });
 });
 
-function event(kind: string, sequence: number, timestampMs: number, payload: Record<string, unknown>) {
-  return {
-    kind,
-    runId: "run-1",
-    sessionId: "fixture-session",
-    agentId: "calculator",
-    sequence,
-    timestampMs,
-    payload,
-  };
+/** One event of the fixture's run, as the store gives it back. */
+function event(fields: {
+  kind: string;
+  sequence: number;
+  timestampMs: number;
+  payload: Record<string, unknown>;
+}) {
+  return { runId: "run-1", sessionId: "fixture-session", agentId: "calculator", ...fields };
 }

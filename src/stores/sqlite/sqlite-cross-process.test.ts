@@ -45,7 +45,14 @@ function deadPid(): number {
   return child.pid as number;
 }
 
-async function insertLockRow(dbPath: string, sessionId: string, pid: number, owner: string): Promise<void> {
+/** A session lock as a process holding (or having left) it wrote it. */
+interface LockRow {
+  sessionId: string;
+  pid: number;
+  owner: string;
+}
+
+async function insertLockRow(dbPath: string, { sessionId, pid, owner }: LockRow): Promise<void> {
   const db = await openSqliteDatabase(dbPath);
   db.prepare("INSERT INTO session_locks (session_id, owner, pid, acquired_at) VALUES (?, ?, ?, ?)").run(
     sessionId,
@@ -90,7 +97,7 @@ describe("SqliteSessionManager across processes", () => {
   it("takes over a lock row left by a dead process", async () => {
     const dbPath = join(root, "stale", "keel.db");
     const manager = await SqliteSessionManager.open({ dbPath });
-    await insertLockRow(dbPath, "s", deadPid(), "left-behind");
+    await insertLockRow(dbPath, { sessionId: "s", pid: deadPid(), owner: "left-behind" });
     const started = Date.now();
     await manager.session("s", async (scope) => {
       scope.state.ok = true;
@@ -104,7 +111,7 @@ describe("SqliteSessionManager across processes", () => {
   it("waits for a lock row held by a live process and proceeds once it is gone", async () => {
     const dbPath = join(root, "live", "keel.db");
     const manager = await SqliteSessionManager.open({ dbPath });
-    await insertLockRow(dbPath, "s", process.pid, "someone-else");
+    await insertLockRow(dbPath, { sessionId: "s", pid: process.pid, owner: "someone-else" });
     let entered = false;
     const scope = manager.session("s", async () => {
       entered = true;
@@ -124,7 +131,7 @@ describe("SqliteSessionManager across processes", () => {
   it("gives up waiting for another process's lock row when the scope's signal aborts", async () => {
     const dbPath = join(root, "abort", "keel.db");
     const manager = await SqliteSessionManager.open({ dbPath });
-    await insertLockRow(dbPath, "s", process.pid, "someone-else");
+    await insertLockRow(dbPath, { sessionId: "s", pid: process.pid, owner: "someone-else" });
     const controller = new AbortController();
     const waiting = manager.session("s", async () => "entered", { signal: controller.signal });
     const reason = new Error("gave up");

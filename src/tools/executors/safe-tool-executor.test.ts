@@ -91,7 +91,8 @@ function deferred<T>() {
 /** Observe a promise's settlement without awaiting it. */
 function track<T>(promise: Promise<T>) {
   const state: { settled: boolean; value?: T } = { settled: false };
-  promise.then((value) => {
+  // The executor resolves with a result even when the tool fails, so there is no rejection to handle here.
+  void promise.then((value) => {
     state.settled = true;
     state.value = value;
   });

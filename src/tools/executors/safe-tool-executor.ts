@@ -82,7 +82,7 @@ export class SafeToolExecutor implements StreamingToolExecutor {
   ): Promise<ToolExecutionResult> {
     const timeoutMs = request.executionSpec.defaultTimeoutMs ?? this.defaultTimeoutMs;
     if (request.cancelled && request.executionSpec.interruptBehavior !== "block") {
-      return Promise.resolve(failure(request, cancelledError(request), timeoutMs, true));
+      return Promise.resolve(cancellation(request, timeoutMs));
     }
     let value: unknown;
     try {
@@ -96,13 +96,13 @@ export class SafeToolExecutor implements StreamingToolExecutor {
         );
       else value = tool.invoke(request.params, request.context);
     } catch (error) {
-      return Promise.resolve(failure(request, error, timeoutMs, false));
+      return Promise.resolve(failure(request, error, timeoutMs));
     }
     if (!isPromiseLike(value)) return Promise.resolve(success(request, value, timeoutMs));
     if (request.executionSpec.interruptBehavior === "block") {
       return Promise.resolve(value).then(
         (data) => success(request, data, timeoutMs),
-        (error) => failure(request, error, timeoutMs, false),
+        (error) => failure(request, error, timeoutMs),
       );
     }
     return race(request, value, timeoutMs);
@@ -131,13 +131,13 @@ function race(
         hint: "Raise the tool's timeoutMs or the executor's default_timeout_ms, or make the tool faster",
       });
       request.abort(error);
-      finish(failure(request, error, timeoutMs, false));
+      finish(failure(request, error, timeoutMs));
     });
-    unregister = request.onCancel(() => finish(failure(request, cancelledError(request), timeoutMs, true)));
+    unregister = request.onCancel(() => finish(cancellation(request, timeoutMs)));
     if (settled) unregister();
     value.then(
       (data) => finish(success(request, data, timeoutMs)),
-      (error) => finish(failure(request, error, timeoutMs, false)),
+      (error) => finish(failure(request, error, timeoutMs)),
     );
   });
 }
@@ -187,12 +187,14 @@ function success(request: ToolExecutionRequest, data: unknown, timeoutMs: number
   return { toolId: request.toolId, success: true, data, metadata: { timeoutMs } };
 }
 
-function failure(
-  request: ToolExecutionRequest,
-  error: unknown,
-  timeoutMs: number,
-  cancelled: boolean,
-): ToolExecutionResult {
+/** A call cancelled before it completed: a `ToolCancelledError` failure whose metadata says `cancelled`. */
+function cancellation(request: ToolExecutionRequest, timeoutMs: number): ToolExecutionResult {
+  const result = failure(request, cancelledError(request), timeoutMs);
+  result.metadata.cancelled = true;
+  return result;
+}
+
+function failure(request: ToolExecutionRequest, error: unknown, timeoutMs: number): ToolExecutionResult {
   if (isSuspendToolCall(error)) {
     return {
       toolId: request.toolId,
@@ -203,9 +205,13 @@ function failure(
     };
   }
   const exception = asToolError(error, request.toolId);
-  const metadata: Record<string, unknown> = { timeoutMs };
-  if (cancelled) metadata.cancelled = true;
-  return { toolId: request.toolId, success: false, error: exception.message, exception, metadata };
+  return {
+    toolId: request.toolId,
+    success: false,
+    error: exception.message,
+    exception,
+    metadata: { timeoutMs },
+  };
 }
 
 /** Keel errors stand as they are; anything else a tool throws becomes a `ToolError` keeping the cause. */

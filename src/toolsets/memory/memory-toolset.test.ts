@@ -240,8 +240,8 @@ describe("write modes", () => {
 });
 
 describe("session_store ranking and limits", () => {
-  const entry = (id: string, content: string, createdAt: string, scope = "default", tags: string[] = []) =>
-    ({ id, content, scope, tags, createdAt }) as MemoryEntry;
+  const entry = (id: string, content: string, createdAt: string) =>
+    ({ id, content, scope: "default", tags: [], createdAt }) as MemoryEntry;
 
   it("ranks by the share of query tokens matched, ties to the newer entry, skips non-matches", () => {
     const hits = rankByTokenOverlap(
@@ -249,7 +249,7 @@ describe("session_store ranking and limits", () => {
         entry("a", "the cat sat", "2026-01-01"),
         entry("b", "The CAT sat on the mat", "2026-01-02"),
         entry("c", "dogs bark", "2026-01-03"),
-        entry("d", "a mat", "2026-01-04", "default", ["cat"]),
+        { ...entry("d", "a mat", "2026-01-04"), tags: ["cat"] },
       ],
       "cat mat",
       { limit: 10 },

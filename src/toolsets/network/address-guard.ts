@@ -19,26 +19,27 @@ export type BlockedRange =
 type V4Range = readonly [base: number, bits: number, range: BlockedRange];
 
 const V4: readonly V4Range[] = [
-  [ipv4(169, 254, 169, 254), 32, "metadata"],
-  [ipv4(0, 0, 0, 0), 32, "unspecified"],
-  [ipv4(0, 0, 0, 0), 8, "reserved"],
-  [ipv4(10, 0, 0, 0), 8, "private"],
-  [ipv4(100, 64, 0, 0), 10, "cgnat"],
-  [ipv4(127, 0, 0, 0), 8, "loopback"],
-  [ipv4(169, 254, 0, 0), 16, "link_local"],
-  [ipv4(172, 16, 0, 0), 12, "private"],
-  [ipv4(192, 0, 0, 0), 24, "reserved"],
-  [ipv4(192, 0, 2, 0), 24, "reserved"],
-  [ipv4(192, 88, 99, 0), 24, "reserved"],
-  [ipv4(192, 168, 0, 0), 16, "private"],
-  [ipv4(198, 18, 0, 0), 15, "reserved"],
-  [ipv4(198, 51, 100, 0), 24, "reserved"],
-  [ipv4(203, 0, 113, 0), 24, "reserved"],
-  [ipv4(224, 0, 0, 0), 4, "multicast"],
-  [ipv4(240, 0, 0, 0), 4, "reserved"],
+  [ipv4([169, 254, 169, 254]), 32, "metadata"],
+  [ipv4([0, 0, 0, 0]), 32, "unspecified"],
+  [ipv4([0, 0, 0, 0]), 8, "reserved"],
+  [ipv4([10, 0, 0, 0]), 8, "private"],
+  [ipv4([100, 64, 0, 0]), 10, "cgnat"],
+  [ipv4([127, 0, 0, 0]), 8, "loopback"],
+  [ipv4([169, 254, 0, 0]), 16, "link_local"],
+  [ipv4([172, 16, 0, 0]), 12, "private"],
+  [ipv4([192, 0, 0, 0]), 24, "reserved"],
+  [ipv4([192, 0, 2, 0]), 24, "reserved"],
+  [ipv4([192, 88, 99, 0]), 24, "reserved"],
+  [ipv4([192, 168, 0, 0]), 16, "private"],
+  [ipv4([198, 18, 0, 0]), 15, "reserved"],
+  [ipv4([198, 51, 100, 0]), 24, "reserved"],
+  [ipv4([203, 0, 113, 0]), 24, "reserved"],
+  [ipv4([224, 0, 0, 0]), 4, "multicast"],
+  [ipv4([240, 0, 0, 0]), 4, "reserved"],
 ];
 
-function ipv4(a: number, b: number, c: number, d: number): number {
+/** An IPv4 address's four octets as one unsigned 32-bit number, for prefix comparisons. */
+function ipv4([a, b, c, d]: readonly [number, number, number, number]): number {
   return ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
 }
 
@@ -46,8 +47,7 @@ function parseV4(address: string): number | null {
   const parts = address.split(".");
   if (parts.length !== 4 || !parts.every((part) => /^\d{1,3}$/.test(part) && Number(part) <= 255))
     return null;
-  const [a, b, c, d] = parts.map(Number) as [number, number, number, number];
-  return ipv4(a, b, c, d);
+  return ipv4(parts.map(Number) as [number, number, number, number]);
 }
 
 function classifyV4(value: number): BlockedRange | null {

@@ -182,7 +182,7 @@ async function fetchGuarded(
   for (;;) {
     if (signal.aborted) throw signal.reason;
     const pinned = await checkedAddress(url, options.allowed, options.resolve);
-    const response = await send(url, method, headers, body, pinned, signal);
+    const response = await send(url, pinned, { method, headers, body, signal });
     const location = response.headers.location;
     if (REDIRECTS.has(response.statusCode ?? 0) && typeof location === "string") {
       response.resume();
@@ -219,13 +219,19 @@ async function fetchGuarded(
   }
 }
 
+/** One HTTP request as it is sent, redirects being new requests. */
+interface OutgoingRequest {
+  method: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+  signal: AbortSignal;
+}
+
+/** Send `request` to `url`, connecting to `pinned`, the address that was checked for it. */
 function send(
   url: URL,
-  method: string,
-  headers: Record<string, string>,
-  body: string | undefined,
   pinned: { address: string; family: number },
-  signal: AbortSignal,
+  { method, headers, body, signal }: OutgoingRequest,
 ): Promise<IncomingMessage> {
   // Connect to the checked address only: a second lookup could answer differently (DNS rebinding).
   const lookup = ((

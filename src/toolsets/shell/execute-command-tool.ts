@@ -30,7 +30,7 @@ export function createExecuteCommandTool(options: ExecuteCommandToolOptions): To
     }),
     execute: ({ command }, ctx): Promise<ToolResult<ExecuteCommandData>> => {
       const [program, ...args] = splitCommandLine(command);
-      return runProgram("execute_command", program!, args, options, ctx);
+      return runProgram({ toolName: "execute_command", command: program!, args }, options, ctx);
     },
   }) as Tool;
 }

@@ -34,6 +34,13 @@ export interface ProgramRunData {
   truncated: boolean;
 }
 
+/** The program a tool runs: `toolName` names the tool in errors, `args` are passed as they are. */
+export interface ProgramCall {
+  toolName: string;
+  command: string;
+  args: string[];
+}
+
 export const DEFAULT_PROGRAM_TIMEOUT_MS = 60_000;
 export const DEFAULT_CAPTURE_BYTES = 1024 * 1024;
 
@@ -44,12 +51,11 @@ export const DEFAULT_CAPTURE_BYTES = 1024 * 1024;
  * is a `PermissionDeniedError` (`command_not_allowed`); a non-zero exit is a result with `ok: false`.
  */
 export async function runProgram(
-  toolName: string,
-  command: string,
-  args: string[],
+  call: ProgramCall,
   options: ProgramToolOptions,
   ctx: ToolContext,
 ): Promise<ToolResult<ProgramRunData>> {
+  const { toolName, command, args } = call;
   const allowlist = options.commandAllowlist;
   if (allowlist !== undefined && !allowlist.includes(command)) {
     throw new PermissionDeniedError(
@@ -67,7 +73,7 @@ export async function runProgram(
     return value === undefined ? [] : [[name, value] as const];
   });
   const env = { ...Object.fromEntries(passed), ...sessionShellEnv(ctx.session?.state) };
-  const data = await execute(toolName, command, args, {
+  const data = await execute(call, {
     cwd,
     env,
     timeoutMs: options.timeoutMs ?? DEFAULT_PROGRAM_TIMEOUT_MS,
@@ -86,9 +92,7 @@ export async function runProgram(
 }
 
 function execute(
-  toolName: string,
-  command: string,
-  args: string[],
+  { toolName, command, args }: ProgramCall,
   options: {
     cwd: string;
     env: Record<string, string>;

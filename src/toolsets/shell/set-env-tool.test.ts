@@ -4,7 +4,7 @@ import {
   quotedNode as node,
   shellWorkspace,
 } from "../../../test/support/shell-tools.js";
-import type { ToolResult } from "../../contracts/tool.js";
+import type { ToolContext, ToolResult } from "../../contracts/tool.js";
 import { createExecuteCommandTool } from "./execute-command-tool.js";
 import type { ProgramRunData } from "./run-program.js";
 import {
@@ -18,7 +18,12 @@ import { createShellExecTool } from "./shell-exec-tool.js";
 
 const { sandbox } = shellWorkspace("keel-setenv-");
 
-async function setEnv(name: string, value: string, ctx = context(), options: SetEnvToolOptions = {}) {
+/** One `set_env` call in `ctx` (a fresh session by default), by a tool made with the other options. */
+async function setEnv(
+  name: string,
+  value: string,
+  { ctx = context(), ...options }: SetEnvToolOptions & { ctx?: ToolContext } = {},
+) {
   return (await createSetEnvTool(options).invoke({ name, value }, ctx)) as ToolResult<SetEnvData>;
 }
 
@@ -63,20 +68,20 @@ describe("set_env", () => {
 
   it("applies the config's allow and deny lists; PATH only when allow names it", async () => {
     const ctx = context();
-    expect((await setEnv("PATH", "/opt/bin", ctx, { allow: ["PATH"] })).ok).toBe(true);
-    await expect(setEnv("LD_PRELOAD", "x", ctx, { allow: ["LD_PRELOAD"] })).rejects.toMatchObject({
+    expect((await setEnv("PATH", "/opt/bin", { ctx, allow: ["PATH"] })).ok).toBe(true);
+    await expect(setEnv("LD_PRELOAD", "x", { ctx, allow: ["LD_PRELOAD"] })).rejects.toMatchObject({
       rule: "env_name_denied",
     });
-    await expect(setEnv("AWS_SECRET", "x", ctx, { deny: ["aws_*"] })).rejects.toMatchObject({
+    await expect(setEnv("AWS_SECRET", "x", { ctx, deny: ["aws_*"] })).rejects.toMatchObject({
       rule: "env_name_denied",
     });
-    await expect(setEnv("APP_KEY", "x", ctx, { allow: ["APP_*"], deny: ["APP_KEY"] })).rejects.toMatchObject({
+    await expect(setEnv("APP_KEY", "x", { ctx, allow: ["APP_*"], deny: ["APP_KEY"] })).rejects.toMatchObject({
       rule: "env_name_denied",
     });
-    await expect(setEnv("OTHER", "x", ctx, { allow: ["APP_*"] })).rejects.toMatchObject({
+    await expect(setEnv("OTHER", "x", { ctx, allow: ["APP_*"] })).rejects.toMatchObject({
       rule: "env_name_not_allowed",
     });
-    expect((await setEnv("APP_MODE", "dev", ctx, { allow: ["APP_*"] })).ok).toBe(true);
+    expect((await setEnv("APP_MODE", "dev", { ctx, allow: ["APP_*"] })).ok).toBe(true);
     expect(ctx.session.state[SHELL_ENV_STATE_KEY]).toEqual({ PATH: "/opt/bin", APP_MODE: "dev" });
   });
 
@@ -87,15 +92,15 @@ describe("set_env", () => {
     });
     expect((await setEnv("A", "x".repeat(MAX_ENV_VALUE_BYTES))).ok).toBe(true);
     const ctx = context();
-    for (let index = 0; index < 64; index += 1) await setEnv(`V${index}`, "x", ctx);
-    await expect(setEnv("ONE_MORE", "x", ctx)).rejects.toMatchObject({ rule: "env_limit" });
-    expect((await setEnv("V0", "changed", ctx)).ok).toBe(true);
+    for (let index = 0; index < 64; index += 1) await setEnv(`V${index}`, "x", { ctx });
+    await expect(setEnv("ONE_MORE", "x", { ctx })).rejects.toMatchObject({ rule: "env_limit" });
+    expect((await setEnv("V0", "changed", { ctx })).ok).toBe(true);
   });
 
   it("is seen by later execute_command and shell_exec calls, an empty value removes it, process.env is untouched", async () => {
     const before = { ...process.env };
     const ctx = context();
-    const set = await setEnv("KEEL_GREETING", "hello 'world'", ctx);
+    const set = await setEnv("KEEL_GREETING", "hello 'world'", { ctx });
     expect(set).toMatchObject({
       ok: true,
       data: { name: "KEEL_GREETING", action: "set", names: ["KEEL_GREETING"] },
@@ -116,7 +121,7 @@ describe("set_env", () => {
     )) as ToolResult<ProgramRunData>;
     expect(shelled.data!.stdout).toBe("hello 'world'");
 
-    const unset = await setEnv("KEEL_GREETING", "", ctx);
+    const unset = await setEnv("KEEL_GREETING", "", { ctx });
     expect(unset).toMatchObject({ ok: true, data: { action: "unset", names: [] } });
     const after = (await createShellExecTool({ sandbox }).invoke(
       { command: process.execPath, args: ["-e", print] },

@@ -27,7 +27,7 @@ export function createShellExecTool(options: ShellExecToolOptions): Tool {
       args: z.array(z.string()).optional().describe("Its arguments, one per element"),
     }),
     execute: ({ command, args }, ctx): Promise<ToolResult<ShellExecData>> =>
-      runProgram("shell_exec", command, args ?? [], options, ctx),
+      runProgram({ toolName: "shell_exec", command, args: args ?? [] }, options, ctx),
   }) as Tool;
 }
 

@@ -11,6 +11,15 @@ export type CommandSyntaxReason =
   | "shell_operator"
   | "assignment";
 
+/** What a {@link CommandSyntaxError} refuses, and where in the command line. */
+export interface CommandSyntaxProblem {
+  reason: CommandSyntaxReason;
+  /** The shell operator or character refused (`shell_operator`), or the quote left open. */
+  operator?: string | undefined;
+  /** 0-based index in the command line. */
+  index?: number | undefined;
+}
+
 /** A command line `execute_command` cannot split, or that needs a shell; the message says what to do instead. */
 export class CommandSyntaxError extends ToolValidationError {
   readonly reason: CommandSyntaxReason;
@@ -18,7 +27,7 @@ export class CommandSyntaxError extends ToolValidationError {
   readonly operator: string | undefined;
   /** 1-based column in the command line. */
   readonly column: number | undefined;
-  constructor(message: string, reason: CommandSyntaxReason, operator?: string, index?: number) {
+  constructor(message: string, { reason, operator, index }: CommandSyntaxProblem) {
     const column = index === undefined ? undefined : index + 1;
     super(message, { code: COMMAND_SYNTAX_CODE, context: { reason, operator, column } });
     this.name = "CommandSyntaxError";
@@ -90,9 +99,7 @@ export function splitCommandLine(line: string): string[] {
       if (i + 1 >= line.length) {
         throw new CommandSyntaxError(
           "execute_command: the command line ends with a backslash that escapes nothing; remove it or quote it ('\\\\')",
-          "trailing_backslash",
-          "\\",
-          i,
+          { reason: "trailing_backslash", operator: "\\", index: i },
         );
       }
       if (line[i + 1] !== "\n") {
@@ -110,18 +117,15 @@ export function splitCommandLine(line: string): string[] {
   }
   if (inWord) words.push(word);
   if (words.length === 0) {
-    throw new CommandSyntaxError(
-      "execute_command: the command line is empty; give a program to run",
-      "empty",
-    );
+    throw new CommandSyntaxError("execute_command: the command line is empty; give a program to run", {
+      reason: "empty",
+    });
   }
   if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!)) {
     throw new CommandSyntaxError(
       `execute_command runs the command without a shell, so '${words[0]}' is not a variable assignment: ` +
         "call set_env(name, value) first, then run the command",
-      "assignment",
-      words[0],
-      0,
+      { reason: "assignment", operator: words[0], index: 0 },
     );
   }
   return words;
@@ -152,9 +156,7 @@ function unterminated(quote: string, index: number): CommandSyntaxError {
   return new CommandSyntaxError(
     `execute_command: the ${quote === "'" ? "single" : "double"} quote at column ${index + 1} is never closed; ` +
       `close it with ${quote}`,
-    "unterminated_quote",
-    quote,
-    index,
+    { reason: "unterminated_quote", operator: quote, index },
   );
 }
 
@@ -175,8 +177,6 @@ function refused(line: string, index: number): CommandSyntaxError {
   return new CommandSyntaxError(
     `execute_command runs the command without a shell, so ${shown} (column ${index + 1}) is not interpreted: ` +
       `${HINTS[char]}. If the program should receive ${shown} literally, ${literally}.`,
-    "shell_operator",
-    operator,
-    index,
+    { reason: "shell_operator", operator, index },
   );
 }

@@ -14,11 +14,14 @@ import { createSkillsToolset, SKILL_NOT_FOUND_CODE } from "./skills-toolset.js";
 const base = mkdtempSync(path.join(tmpdir(), "keel-skills-tools-"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
+/** A skill folder: SKILL.md from `frontMatter` (after its name) and `body`, plus files under references/. */
 function skill(
   name: string,
-  frontMatter: string,
-  body: string,
-  references: Record<string, string> = {},
+  {
+    frontMatter,
+    body,
+    references = {},
+  }: { frontMatter: string; body: string; references?: Record<string, string> },
 ): void {
   const dir = path.join(base, "skills", name);
   mkdirSync(path.join(dir, "references"), { recursive: true });
@@ -27,10 +30,12 @@ function skill(
     writeFileSync(path.join(dir, "references", file), content);
 }
 
-skill("pdf-reader", "description: Read PDF files\nallowed-tools: read_file\n", "# PDF\nUse read_file.\n", {
-  "formats.md": "PDF 1.7",
+skill("pdf-reader", {
+  frontMatter: "description: Read PDF files\nallowed-tools: read_file\n",
+  body: "# PDF\nUse read_file.\n",
+  references: { "formats.md": "PDF 1.7" },
 });
-skill("summarize", "description: Summarise text\n", "Summarise briefly.\n");
+skill("summarize", { frontMatter: "description: Summarise text\n", body: "Summarise briefly.\n" });
 
 function tools() {
   const manager = new LocalSkillsManager({ searchPaths: [path.join(base, "skills")] });

@@ -60,7 +60,7 @@ export class ScriptedModel implements LanguageModel {
       return single({ type: "error", error, errorType: "response" });
     }
     const turn = typeof step === "function" ? step(request, index) : step;
-    return streamTurn(turn, this.modelId, request, index);
+    return streamTurn(turn, { modelId: this.modelId, index, signal: request.signal });
   }
 
   countTokens(text: string): number {
@@ -91,13 +91,18 @@ async function* single(part: ModelStreamPart): AsyncGenerator<ModelStreamPart> {
   yield part;
 }
 
+/** Which call a scripted turn answers: `index` numbers its default tool-call ids, `signal` cuts its delay short. */
+interface TurnCall {
+  modelId: string;
+  index: number;
+  signal: AbortSignal | undefined;
+}
+
 async function* streamTurn(
   turn: ScriptedTurn,
-  modelId: string,
-  request: ModelRequest,
-  index: number,
+  { modelId, index, signal }: TurnCall,
 ): AsyncGenerator<ModelStreamPart> {
-  if (turn.delayMs) await delay(turn.delayMs, request.signal);
+  if (turn.delayMs) await delay(turn.delayMs, signal);
   if (turn.error) {
     const error = scriptedError(turn.error);
     yield { type: "error", error, errorType: turn.error.type };

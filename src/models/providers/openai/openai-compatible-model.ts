@@ -108,12 +108,13 @@ export class OpenAICompatibleModel implements LanguageModel {
     registerHeaderSecrets(extras.headers);
     const headers = mergeHeaders(this.headers, extras.headers);
     const signal = request.signal;
+    const prepared: PreparedCall = { body, headers, signal, responses };
     return retryModelStream({
       policy: this.policy,
       clock: this.clock,
       signal,
       provider: PROVIDER,
-      attempt: () => this.attempt(body, headers, signal, responses),
+      attempt: () => this.attempt(prepared),
     });
   }
 
@@ -121,12 +122,12 @@ export class OpenAICompatibleModel implements LanguageModel {
     return approximateTokens(text);
   }
 
-  private async *attempt(
-    body: Record<string, unknown>,
-    headers: Record<string, string>,
-    signal: AbortSignal | undefined,
-    responses: boolean,
-  ): AsyncGenerator<ModelStreamPart> {
+  private async *attempt({
+    body,
+    headers,
+    signal,
+    responses,
+  }: PreparedCall): AsyncGenerator<ModelStreamPart> {
     const response = await sendModelRequest({
       url: this.url,
       headers,
@@ -149,6 +150,14 @@ export class OpenAICompatibleModel implements LanguageModel {
       response.close();
     }
   }
+}
+
+/** One model call as every attempt at it sends it; `responses` picks the Responses API over Chat Completions. */
+interface PreparedCall {
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+  signal: AbortSignal | undefined;
+  responses: boolean;
 }
 
 function endpoint(base: string, style: OpenAIApiStyle, streamEndpoint: string | undefined): string {

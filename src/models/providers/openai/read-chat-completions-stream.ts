@@ -80,7 +80,7 @@ export async function* readChatCompletionsStream(
     yield { type: "tool-call", id: call.id, name: call.name, arguments: call.arguments || {} };
   }
   if (usage) yield { type: "usage", usage: fromChatUsage(usage) };
-  yield finish(finishReason, called.length > 0, model, responseId);
+  yield finish(finishReason, called.length > 0, { model, responseId });
 }
 
 /** The parts of a whole (non-streamed) `chat.completion`, for servers that do not stream. */
@@ -114,8 +114,10 @@ export function* readChatCompletion(
   yield finish(
     typeof choice.finish_reason === "string" ? choice.finish_reason : undefined,
     calls.length > 0,
-    typeof completion.model === "string" ? completion.model : undefined,
-    typeof completion.id === "string" ? completion.id : undefined,
+    {
+      model: typeof completion.model === "string" ? completion.model : undefined,
+      responseId: typeof completion.id === "string" ? completion.id : undefined,
+    },
   );
 }
 
@@ -140,11 +142,16 @@ export function fromChatUsage(usage: ChatCompletionUsage): ModelUsage {
   return result;
 }
 
+/** Which response a stream's parts belong to, when the server says. */
+interface ResponseIdentity {
+  model: string | undefined;
+  responseId: string | undefined;
+}
+
 function finish(
   reason: string | undefined,
   calledTools: boolean,
-  model: string | undefined,
-  responseId: string | undefined,
+  { model, responseId }: ResponseIdentity,
 ): ModelStreamPart {
   const part: ModelStreamPart = { type: "finish", stopReason: toStopReason(reason, calledTools) };
   if (model !== undefined) part.model = model;
