@@ -57,13 +57,10 @@ function outcomeUnknown(driver: RunDriver, entry: StagedCall): true {
     toolId: state.toolId,
     hint: "The run stopped while this call ran; decide whether to run it again, give its result, or deny it",
   });
-  suspend(
-    driver,
-    state,
-    `The outcome of '${state.toolId}' is unknown: the run stopped while it ran and the tool is not idempotent`,
-    "replay_tool_call",
-    undefined,
-  );
+  suspend(driver, state, {
+    reason: `The outcome of '${state.toolId}' is unknown: the run stopped while it ran and the tool is not idempotent`,
+    resumeMode: "replay_tool_call",
+  });
   return true;
 }
 
@@ -88,15 +85,19 @@ function applyDecision(driver: RunDriver, entry: StagedCall, prior: ToolCallReco
   if (state.status === "suspended") state.status = transitionToolCall(state.status, "resuming");
   switch (decision.action) {
     case "deny":
-      fail(driver, state, ERROR_CODES.TOOL_DENIED, deniedMessage(decision.reason), undefined, "cancelled");
+      fail(driver, state, {
+        code: ERROR_CODES.TOOL_DENIED,
+        message: deniedMessage(decision.reason),
+        status: "cancelled",
+      });
       return true;
     case "result":
-      succeed(driver, entry, decision.value, 0);
+      succeed(driver, entry, decision.value);
       return true;
     case "approve": {
       const mode = prior.suspension?.resumeMode ?? "replay_tool_call";
       if (mode === "use_decision_as_tool_result") {
-        succeed(driver, entry, decision.value ?? null, 0);
+        succeed(driver, entry, decision.value ?? null);
         return true;
       }
       const value = decision.value;

@@ -13,4 +13,8 @@ export interface StagedCall {
   state: ToolCallState;
   tool: Tool | undefined;
   context: ToolCallContext | undefined;
+  /** When the call started (`performance.now()`), once it has. */
+  startedAt?: number;
+  /** How long its execution took, once it ended. */
+  durationMs?: number;
 }

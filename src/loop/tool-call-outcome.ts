@@ -21,7 +21,8 @@ import type { RunDriverView as RunDriver } from "./run-driver-view.js";
 import { transitionToolCall } from "./run-status.js";
 import { INTERRUPTED, NOT_EXECUTED, type StagedCall } from "./staged-call.js";
 
-export function start(driver: RunDriver, entry: StagedCall): number {
+/** A call starts: it counts, `tool.started` is emitted and its clock starts. */
+export function start(driver: RunDriver, entry: StagedCall): void {
   const { state } = entry;
   state.status = transitionToolCall(state.status, "running");
   entry.context!.params = state.params;
@@ -29,19 +30,19 @@ export function start(driver: RunDriver, entry: StagedCall): number {
   // A call counts once it runs, whatever its outcome; refusals and interruptions never ran.
   driver.ctx.usage.toolCalls++;
   driver.log.emit("tool.started", { toolCallId: state.id, toolId: state.toolId, params: state.params });
-  return performance.now();
+  entry.startedAt = performance.now();
 }
 
+/** A call's execution ended: `afterInvoke`, the tool's `fallback` for a failure, its outcome, AfterToolExecute. */
 export async function settle(
   driver: RunDriver,
   entry: StagedCall,
   result: ToolExecutionResult,
-  startedAt: number,
 ): Promise<void> {
   const { state } = entry;
   const tool = entry.tool!;
   const context = entry.context!;
-  const durationMs = performance.now() - startedAt;
+  entry.durationMs = performance.now() - (entry.startedAt ?? performance.now());
   if (tool.afterInvoke) {
     try {
       await tool.afterInvoke(
@@ -59,7 +60,7 @@ export async function settle(
       });
     }
   }
-  let recovered: unknown;
+  let ended = result;
   if (
     !result.success &&
     tool.fallback &&
@@ -67,63 +68,59 @@ export async function settle(
     result.metadata.cancelled !== true
   ) {
     const exception = asToolError(result.exception ?? new Error(result.error ?? "tool failed"), state.toolId);
-    recovered = await tool.fallback(exception, state.params, context);
+    const recovered = await tool.fallback(exception, state.params, context);
+    // A fallback's value is the call's result, as if the tool had returned it.
+    if (recovered !== undefined) ended = { ...result, success: true, data: recovered };
   }
-  settleOutcome(driver, entry, result, durationMs, recovered);
+  settleOutcome(driver, entry, ended);
   if (driver.agent.hooks.afterToolExecute.length > 0) {
     await driver.agent.hooks.run("afterToolExecute", driver.hookContext("afterToolExecute", state));
   }
 }
 
 /** Record what the execution ended with: a result, a suspension, a cancellation or a failure. */
-export function settleOutcome(
-  driver: RunDriver,
-  entry: StagedCall,
-  result: ToolExecutionResult,
-  durationMs: number,
-  recovered: unknown,
-): void {
+export function settleOutcome(driver: RunDriver, entry: StagedCall, result: ToolExecutionResult): void {
   const { state } = entry;
   entry.context!.release();
+  entry.durationMs ??= performance.now() - (entry.startedAt ?? performance.now());
+  const durationMs = entry.durationMs;
   if (result.success) {
-    succeed(driver, entry, result.data, durationMs);
+    succeed(driver, entry, result.data);
   } else if (isSuspendToolCall(result.exception)) {
-    const suspension = result.exception;
-    suspend(driver, state, suspension.reason, suspension.resumeMode, suspension.responseSchema);
-  } else if (recovered !== undefined) {
-    succeed(driver, entry, recovered, durationMs);
+    suspend(driver, state, result.exception);
   } else if (result.exception === undefined && isToolResult(result.data)) {
-    failWithResult(driver, entry, result.data, durationMs);
+    failWithResult(driver, entry, result.data);
   } else {
     const exception = asToolError(result.exception ?? new Error(result.error ?? "tool failed"), state.toolId);
     if (result.metadata.cancelled === true) {
-      fail(driver, state, ERROR_CODES.TOOL_CANCELLED, exception.message, durationMs, "cancelled");
+      fail(driver, state, {
+        code: ERROR_CODES.TOOL_CANCELLED,
+        message: exception.message,
+        durationMs,
+        status: "cancelled",
+      });
     } else {
       // A sandbox or permission refusal inside the tool names its rule too.
       const rule = (result.exception as { rule?: unknown } | undefined)?.rule;
-      fail(
-        driver,
-        state,
-        exception.code,
-        exception.message,
-        durationMs,
-        "failed",
-        typeof rule === "string" ? rule : undefined,
-      );
+      const failure: CallFailure = { code: exception.code, message: exception.message, durationMs };
+      if (typeof rule === "string") failure.rule = rule;
+      fail(driver, state, failure);
     }
   }
 }
 
-export function succeed(driver: RunDriver, entry: StagedCall, output: unknown, durationMs: number): void {
+/** A call succeeded with `output` (its duration is the entry's; a decided or restored call took none). */
+export function succeed(driver: RunDriver, entry: StagedCall, output: unknown): void {
   const { state } = entry;
-  const json = asJson(driver, state, output, durationMs);
+  const durationMs = entry.durationMs ?? 0;
+  const json = asJson(driver, entry, output);
   if (json === NOT_JSON) return;
   state.status = transitionToolCall(state.status, "succeeded");
   const data = offloaded(driver, state, json);
   state.result = data;
   driver.ctx.toolResults.push({ toolCallId: state.id, toolId: state.toolId, result: data, success: true });
   driver.log.emit("tool.completed", { toolCallId: state.id, toolId: state.toolId, result: data, durationMs });
-  if (driver.runFolder !== undefined) logCall(driver, state, "succeeded", durationMs, data);
+  if (driver.runFolder !== undefined) logCall(driver, state, { status: "succeeded", durationMs, data });
 }
 
 const NOT_JSON = Symbol("not JSON");
@@ -133,33 +130,24 @@ const NOT_JSON = Symbol("not JSON");
  * JSON (a BigInt or a cycle would otherwise lose the run's final write on a persistent store only). A result
  * with no JSON form fails the call with a typed error the model sees; the run goes on.
  */
-function asJson(
-  driver: RunDriver,
-  state: ToolCallState,
-  output: unknown,
-  durationMs: number,
-): unknown | typeof NOT_JSON {
+function asJson(driver: RunDriver, entry: StagedCall, output: unknown): unknown | typeof NOT_JSON {
   // Most results are text: nothing to walk, nothing to allocate.
   if (typeof output === "string" || output === undefined) return output;
   const converted = toJsonValue(output);
   if (converted.ok) return converted.value;
+  const { state } = entry;
   const { path, reason } = converted.problem;
   const message = `Tool '${state.toolId}' returned a value JSON cannot hold: ${reason} at ${path}`;
   const hint =
     "The call ran but its result cannot be recorded; the tool must return plain data (strings, numbers, " +
     "booleans, null, arrays, objects) without cycles, functions or symbols";
   getLogger().warn(`${message}; the call fails`, { toolCallId: state.id, toolId: state.toolId, path, hint });
-  fail(
-    driver,
-    state,
-    ERROR_CODES.TOOL_RESULT_NOT_JSON,
+  fail(driver, state, {
+    code: ERROR_CODES.TOOL_RESULT_NOT_JSON,
     message,
-    durationMs,
-    "failed",
-    undefined,
-    undefined,
+    durationMs: entry.durationMs ?? 0,
     hint,
-  );
+  });
   return NOT_JSON;
 }
 
@@ -170,9 +158,8 @@ function asJson(
 function offloaded(driver: RunDriver, state: ToolCallState, output: unknown): unknown {
   const large = offloadLargeOutput(
     output,
-    driver.largeOutputBytes,
     { toolCallId: state.id, toolId: state.toolId },
-    driver.runFolder,
+    { limit: driver.largeOutputBytes, folder: driver.runFolder },
   );
   if (large === undefined) return output;
   driver.ctx.artifacts.push(large.artifact);
@@ -188,24 +175,27 @@ function offloaded(driver: RunDriver, state: ToolCallState, output: unknown): un
  * A call whose ToolResult says `ok: false`: failed — `tool.failed` with the result's error code, counted
  * as an error — while the transcript keeps the result itself, so the model sees its summary and data.
  */
-function failWithResult(driver: RunDriver, entry: StagedCall, output: ToolResult, durationMs: number): void {
-  const json = asJson(driver, entry.state, output, durationMs);
+function failWithResult(driver: RunDriver, entry: StagedCall, output: ToolResult): void {
+  const json = asJson(driver, entry, output);
   if (json === NOT_JSON) return;
   const data = offloaded(driver, entry.state, json) as ToolResult;
   entry.state.result = data;
   const error = data.error ?? { code: ERROR_CODES.TOOL_ERROR, message: data.summary };
-  fail(driver, entry.state, error.code, error.message, durationMs, "failed", undefined, data);
+  fail(driver, entry.state, {
+    code: error.code,
+    message: error.message,
+    durationMs: entry.durationMs ?? 0,
+    result: data,
+  });
 }
 
 /** A finished call's line in the run folder's `tools.jsonl` (and `errors.jsonl`). */
 function logCall(
   driver: RunDriver,
   state: ToolCallState,
-  status: ToolLogLine["status"],
-  durationMs: number,
-  data: unknown,
-  rule?: string,
+  ended: { status: ToolLogLine["status"]; durationMs: number; data: unknown; rule?: string | undefined },
 ): void {
+  const { status, durationMs, data, rule } = ended;
   const line: ToolLogLine = {
     toolCallId: state.id,
     toolId: state.toolId,
@@ -226,17 +216,23 @@ function logCall(
   driver.runFolder!.recordTool(line);
 }
 
-export function fail(
-  driver: RunDriver,
-  state: ToolCallState,
-  code: string,
-  message: string,
-  durationMs?: number,
-  status: "failed" | "cancelled" = "failed",
-  rule?: string,
-  result?: ToolResult,
-  hint?: string,
-): void {
+/** How a call failed: its error, and for the run folder's log its duration, rule and `ok: false` result. */
+export interface CallFailure {
+  code: string;
+  message: string;
+  /** Default `failed`; a call the run's cancellation or a decision ended is `cancelled`. */
+  status?: "failed" | "cancelled";
+  durationMs?: number;
+  /** The policy or sandbox rule that refused it. */
+  rule?: string;
+  /** The tool's own `ok: false` result, which the transcript keeps. */
+  result?: ToolResult;
+  hint?: string;
+}
+
+export function fail(driver: RunDriver, state: ToolCallState, failure: CallFailure): void {
+  const { code, message, durationMs, rule, result, hint } = failure;
+  const status = failure.status ?? "failed";
   state.status = transitionToolCall(state.status, status);
   state.error = hint === undefined ? { code, message } : { code, message, hint };
   const payload: Record<string, unknown> = {
@@ -248,16 +244,20 @@ export function fail(
   if (rule !== undefined) payload.rule = rule;
   if (durationMs !== undefined) payload.durationMs = durationMs;
   driver.log.emit("tool.failed", payload);
-  if (driver.runFolder !== undefined) logCall(driver, state, status, durationMs ?? 0, result, rule);
+  if (driver.runFolder !== undefined) {
+    logCall(driver, state, { status, durationMs: durationMs ?? 0, data: result, rule });
+  }
 }
 
-export function suspend(
-  driver: RunDriver,
-  state: ToolCallState,
-  reason: string | undefined,
-  resumeMode: ResumeMode,
-  responseSchema: Record<string, unknown> | undefined,
-): void {
+/** Why a call waits: what `SuspendToolCall` carries. */
+export interface CallSuspension {
+  readonly reason?: string | undefined;
+  readonly resumeMode: ResumeMode;
+  readonly responseSchema?: Record<string, unknown> | undefined;
+}
+
+export function suspend(driver: RunDriver, state: ToolCallState, suspension: CallSuspension): void {
+  const { reason, resumeMode, responseSchema } = suspension;
   state.status = transitionToolCall(state.status, "suspended");
   state.suspension = { resumeMode };
   if (reason !== undefined) state.suspension.reason = reason;

@@ -24,16 +24,14 @@ export function admit(driver: RunDriver, entry: StagedCall, call: ToolCall): boo
       `Tool '${call.name}' is not available.` +
       (suggestion ? ` Did you mean '${suggestion}'?` : "") +
       ` Available tools: ${names.join(", ") || "none"}`;
-    fail(driver, state, ERROR_CODES.TOOL_NOT_FOUND, message);
+    fail(driver, state, { code: ERROR_CODES.TOOL_NOT_FOUND, message });
     return true;
   }
   if (call.argumentsError !== undefined) {
-    fail(
-      driver,
-      state,
-      ERROR_CODES.TOOL_VALIDATION,
-      `Malformed arguments for tool '${call.name}': ${call.argumentsError}`,
-    );
+    fail(driver, state, {
+      code: ERROR_CODES.TOOL_VALIDATION,
+      message: `Malformed arguments for tool '${call.name}': ${call.argumentsError}`,
+    });
     return true;
   }
   if (tool.validateParams) {
@@ -52,12 +50,10 @@ function applyValidation(
 ): boolean {
   const { state } = entry;
   if (!outcome.ok) {
-    fail(
-      driver,
-      state,
-      ERROR_CODES.TOOL_VALIDATION,
-      `Invalid arguments for tool '${state.toolId}':\n${outcome.error}`,
-    );
+    fail(driver, state, {
+      code: ERROR_CODES.TOOL_VALIDATION,
+      message: `Invalid arguments for tool '${state.toolId}':\n${outcome.error}`,
+    });
     return true;
   }
   state.params = outcome.value as Record<string, unknown>;
@@ -76,15 +72,11 @@ export function verdictOf(driver: RunDriver, toolId: string): ToolVerdict | unde
  * run goes on. The call never started, so there is no `tool.started`.
  */
 export function refuse(driver: RunDriver, state: ToolCallState, verdict: ToolVerdict): void {
-  fail(
-    driver,
-    state,
-    ERROR_CODES.PERMISSION_DENIED,
-    verdict.message ?? `Tool '${state.toolId}' is refused by rule ${verdict.rule}`,
-    undefined,
-    "failed",
-    verdict.rule,
-  );
+  fail(driver, state, {
+    code: ERROR_CODES.PERMISSION_DENIED,
+    message: verdict.message ?? `Tool '${state.toolId}' is refused by rule ${verdict.rule}`,
+    rule: verdict.rule,
+  });
 }
 
 /** Whether the gate has anything to ask: hooks, an approval rule, or the executor's policy. */
@@ -127,14 +119,11 @@ export async function gate(
   const sticky = driver.stickyDecision(state.toolId);
   if (sticky === undefined) return verdict;
   if (sticky === "deny") {
-    fail(
-      driver,
-      state,
-      ERROR_CODES.TOOL_DENIED,
-      deniedMessage(`calls of '${state.toolId}' are always denied`),
-      undefined,
-      "cancelled",
-    );
+    fail(driver, state, {
+      code: ERROR_CODES.TOOL_DENIED,
+      message: deniedMessage(`calls of '${state.toolId}' are always denied`),
+      status: "cancelled",
+    });
     return "refused";
   }
   state.resumeInput = { toolCallId: state.id, action: "approve", reason: "always approved" };
@@ -177,12 +166,10 @@ async function askGate(
   if (isPolicyToolExecutor(executor)) {
     const policy = await executor.evaluatePolicy(context);
     if (!policy.allowed) {
-      fail(
-        driver,
-        state,
-        ERROR_CODES.PERMISSION_DENIED,
-        `Policy denied tool '${state.toolId}': ${policy.reason}`,
-      );
+      fail(driver, state, {
+        code: ERROR_CODES.PERMISSION_DENIED,
+        message: `Policy denied tool '${state.toolId}': ${policy.reason}`,
+      });
       return "refused";
     }
   }

@@ -70,7 +70,7 @@ export async function executeToolStage(
   const stopAsked = driver.stopRequested;
   if (stopAsked !== null && options.prior === undefined) {
     for (const state of states)
-      fail(driver, state, ERROR_CODES.TOOL_CANCELLED, NOT_EXECUTED, undefined, "cancelled");
+      fail(driver, state, { code: ERROR_CODES.TOOL_CANCELLED, message: NOT_EXECUTED, status: "cancelled" });
     if (options.appendResults) appendResults(driver, states);
     throw new TerminateRun({ type: "behavior_requested", value: stopAsked });
   }
@@ -85,7 +85,7 @@ export async function executeToolStage(
     const prior = options.prior?.get(call.id);
     if (prior !== undefined && restorePrior(driver, entry, prior)) continue;
     if (blockedReason !== null || limitReached || driver.scope.cancelled) {
-      fail(driver, state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);
+      fail(driver, state, { code: ERROR_CODES.TOOL_CANCELLED, message: INTERRUPTED });
       continue;
     }
     const admitted = admit(driver, entry, call);
@@ -98,12 +98,10 @@ export async function executeToolStage(
     }
     if (maxToolCalls !== undefined && driver.ctx.usage.toolCalls + allowedCount >= maxToolCalls) {
       limitReached = true;
-      fail(
-        driver,
-        state,
-        ERROR_CODES.MAX_STEPS,
-        `Tool call limit (${maxToolCalls}) reached; the call was not run`,
-      );
+      fail(driver, state, {
+        code: ERROR_CODES.MAX_STEPS,
+        message: `Tool call limit (${maxToolCalls}) reached; the call was not run`,
+      });
       continue;
     }
     const decision = needsGate(driver, entry, verdict) ? await gate(driver, entry, verdict) : undefined;
@@ -114,20 +112,18 @@ export async function executeToolStage(
         allowed[allowedCount++] = entry;
         break;
       case "suspend":
-        suspend(
-          driver,
-          state,
-          decision.reason,
-          decision.resumeMode ?? "replay_tool_call",
-          decision.responseSchema,
-        );
+        suspend(driver, state, {
+          reason: decision.reason,
+          resumeMode: decision.resumeMode ?? "replay_tool_call",
+          responseSchema: decision.responseSchema,
+        });
         break;
       case "setResult":
-        succeed(driver, entry, decision.result, 0);
+        succeed(driver, entry, decision.result);
         break;
       case "block":
         blockedReason = decision.reason;
-        fail(driver, state, ERROR_CODES.RUN_BLOCKED, `Blocked: ${decision.reason}`);
+        fail(driver, state, { code: ERROR_CODES.RUN_BLOCKED, message: `Blocked: ${decision.reason}` });
         break;
     }
   }
@@ -156,7 +152,7 @@ export async function executeToolStage(
         if (batch === undefined && batches?.members.has(entry)) continue;
         if (stop || driver.scope.cancelled) {
           for (const call of batch ?? [entry])
-            fail(driver, call.state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED);
+            fail(driver, call.state, { code: ERROR_CODES.TOOL_CANCELLED, message: INTERRUPTED });
           continue;
         }
         if (batch !== undefined) {
@@ -166,7 +162,7 @@ export async function executeToolStage(
           continue;
         }
         if (hasBeforeExecute(driver, entry)) await beforeExecute(driver, entry);
-        const startedAt = start(driver, entry);
+        start(driver, entry);
         if (driver.durable) await markStarted(driver, [entry]);
         const result =
           middleware.length > 0
@@ -177,8 +173,8 @@ export async function executeToolStage(
           await driver.checkpoint("tools");
           throw result.exception;
         }
-        if (hasAfterExecute(driver, entry)) await settle(driver, entry, result, startedAt);
-        else settleOutcome(driver, entry, result, performance.now() - startedAt, undefined);
+        if (hasAfterExecute(driver, entry)) await settle(driver, entry, result);
+        else settleOutcome(driver, entry, result);
         // After the stage's last call the checkpoint is owed rather than written: the next boundary (StepEnd, a
         // suspension, the next model call) writes it before anything else happens.
         if (driver.durable) {
@@ -199,7 +195,7 @@ export async function executeToolStage(
   if (driver.scope.cancelled) {
     for (const state of states)
       if (state.status === "suspended")
-        fail(driver, state, ERROR_CODES.TOOL_CANCELLED, INTERRUPTED, undefined, "cancelled");
+        fail(driver, state, { code: ERROR_CODES.TOOL_CANCELLED, message: INTERRUPTED, status: "cancelled" });
   }
   if (options.appendResults) appendResults(driver, states);
   driver.noteToolStep(states);
@@ -233,7 +229,7 @@ async function executeTogether(
 ): Promise<boolean> {
   const middleware = driver.agent.middleware.function;
   for (const entry of entries) await beforeExecute(driver, entry);
-  const started = entries.map((entry) => start(driver, entry));
+  for (const entry of entries) start(driver, entry);
   if (driver.durable) await markStarted(driver, entries);
   const contexts = entries.map((entry) => entry.context!);
   const results =
@@ -250,7 +246,7 @@ async function executeTogether(
       releaseForResume(entry);
       continue;
     }
-    await settle(driver, entry, result, started[index]!);
+    await settle(driver, entry, result);
     if (middleware.length > 0 && (entry.context as FunctionInvocationContext).terminated) terminated = true;
   }
   // A batch counts as one step: one checkpoint for all its calls, owed until the next boundary.

@@ -23,10 +23,10 @@ export interface OffloadedOutput {
  */
 export function offloadLargeOutput(
   data: unknown,
-  limit: number,
   call: { toolCallId: string; toolId: string },
-  folder: RunFolder | undefined,
+  where: { limit: number; folder: RunFolder | undefined },
 ): OffloadedOutput | undefined {
+  const { limit, folder } = where;
   const payload = isToolResult(data) ? data.data : data;
   if (typeof payload === "string") {
     // UTF-8 takes at least one byte per UTF-16 unit and at most three.

@@ -32,13 +32,15 @@ describe("summaries for the run folder's logs", () => {
 
 describe("offloadLargeOutput", () => {
   it("leaves small and scalar outputs alone", () => {
-    expect(offloadLargeOutput(7, 10, call, undefined)).toBeUndefined();
-    expect(offloadLargeOutput("short", 10, call, undefined)).toBeUndefined();
-    expect(offloadLargeOutput({ a: 1 }, DEFAULT_LARGE_OUTPUT_BYTES, call, undefined)).toBeUndefined();
+    expect(offloadLargeOutput(7, call, { limit: 10, folder: undefined })).toBeUndefined();
+    expect(offloadLargeOutput("short", call, { limit: 10, folder: undefined })).toBeUndefined();
+    expect(
+      offloadLargeOutput({ a: 1 }, call, { limit: DEFAULT_LARGE_OUTPUT_BYTES, folder: undefined }),
+    ).toBeUndefined();
   });
 
   it("measures UTF-8 bytes: 6 chars of 3 bytes are over a 17-byte limit", () => {
-    const offloaded = offloadLargeOutput("€€€€€€", 17, call, undefined)!;
+    const offloaded = offloadLargeOutput("€€€€€€", call, { limit: 17, folder: undefined })!;
     expect(offloaded.artifact.metadata.bytes).toBe(18);
     expect(offloaded.result.artifacts[0]).toEqual({
       id: "output-c%2F1",
@@ -50,7 +52,7 @@ describe("offloadLargeOutput", () => {
   it("keeps a ToolResult's ok, summary and artifacts, drops its data, and archives it in the run folder", () => {
     const folder = new RunFolder(base, "run-1").open();
     const data = { ok: true, summary: "Read f", data: { content: "q".repeat(100) }, artifacts: [] };
-    const offloaded = offloadLargeOutput(data, 50, call, folder)!;
+    const offloaded = offloadLargeOutput(data, call, { limit: 50, folder })!;
     expect(offloaded.result).toMatchObject({
       ok: true,
       artifacts: [{ id: "output-c%2F1", path: "archive/output-c%2F1.json" }],
