@@ -6,6 +6,7 @@ import type { RunResult } from "./run-types.js";
  * what the event bus delivers and, for most kinds, the `stream()` chunk — nothing is copied per consumer.
  */
 export class RuntimeEvent {
+  // biome-ignore lint/complexity/useMaxParams: made once per event, the hottest allocation of a run; positional fields keep it one object
   constructor(
     readonly kind: string,
     readonly payload: Record<string, unknown>,

@@ -34,16 +34,22 @@ export class RunEventLog {
   private spillFailed = false;
   private refused: unknown = undefined;
 
+  readonly runId: string;
+  readonly sessionId: string;
+  readonly agentId: string;
+  /** Events before this run's live part, kept so a consumer can replay from any sequence. */
+  readonly firstSequence: number;
+
   constructor(
-    readonly runId: string,
-    readonly sessionId: string,
-    readonly agentId: string,
+    run: { runId: string; sessionId: string; agentId: string },
     readonly bus: EventBus,
     /** The last sequence already used (a resumed run continues its numbering). */
     startAfter = 0,
-    /** Events before this run's live part, kept so a consumer can replay from any sequence. */
-    readonly firstSequence = startAfter + 1,
   ) {
+    this.runId = run.runId;
+    this.sessionId = run.sessionId;
+    this.agentId = run.agentId;
+    this.firstSequence = startAfter + 1;
     this.sequence = startAfter;
     this.start = startAfter + 1;
     this.spilled = startAfter;

@@ -119,7 +119,7 @@ describe("the boundaries where text leaves Keel", () => {
     registerSecret(KEY);
     const dir = mkdtempSync(path.join(tmpdir(), "keel-redact-"));
     try {
-      const log = new RunEventLog("run-1", "s", "a", new AsyncEventBus());
+      const log = new RunEventLog({ runId: "run-1", sessionId: "s", agentId: "a" }, new AsyncEventBus());
       const failed = log.emit("llm.failed", { error: `echo ${KEY}`, errorDetails: { message: KEY } });
       expect(failed.payload).toEqual({
         error: `echo ${REDACTED_SECRET}`,

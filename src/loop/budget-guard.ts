@@ -11,6 +11,13 @@ export interface TokenAndCostLimits {
   maxCostUsd: number | undefined;
 }
 
+/** The run a budget watches: its context, its log and its agent's model with that model's prices. */
+export interface BudgetedRun {
+  readonly ctx: RunContext;
+  readonly log: RunEventLog;
+  readonly agent: { readonly model: LanguageModel; readonly pricing: ModelPricing };
+}
+
 /**
  * The run's token and cost budgets, checked before each model call (with the request's input
  * projected) and after it. Crossing one ends the run `budget_exhausted`; with the cost unknown — the model has
@@ -20,13 +27,20 @@ export interface TokenAndCostLimits {
 export class BudgetGuard {
   private costSkipped = false;
 
+  private readonly ctx: RunContext;
+  private readonly log: RunEventLog;
+  private readonly model: LanguageModel;
+  private readonly pricing: ModelPricing;
+
   constructor(
     private readonly limits: TokenAndCostLimits,
-    private readonly ctx: RunContext,
-    private readonly log: RunEventLog,
-    private readonly model: LanguageModel,
-    private readonly pricing: ModelPricing,
-  ) {}
+    run: BudgetedRun,
+  ) {
+    this.ctx = run.ctx;
+    this.log = run.log;
+    this.model = run.agent.model;
+    this.pricing = run.agent.pricing;
+  }
 
   /** Whether any budget is set; without one the loop skips every check. */
   get active(): boolean {
@@ -38,7 +52,11 @@ export class BudgetGuard {
     const usage = this.ctx.usage;
     const { maxTotalTokens, maxCostUsd } = this.limits;
     if (maxTotalTokens !== undefined && usage.totalTokens + projectedInputTokens > maxTotalTokens) {
-      throw this.exhausted("token_budget", usage.totalTokens, maxTotalTokens, "tokens", step);
+      throw this.exhausted(
+        "token_budget",
+        { current: usage.totalTokens, limit: maxTotalTokens, unit: "tokens" },
+        step,
+      );
     }
     if (maxCostUsd === undefined) return;
     // Known before the first call when the model has no rate, so the run is told before it spends anything.
@@ -50,7 +68,8 @@ export class BudgetGuard {
       return;
     }
     const projected = usage.costUsd + (projectedInputTokens / 1_000_000) * (this.pricing.input ?? 0);
-    if (projected > maxCostUsd) throw this.exhausted("cost_budget", usage.costUsd, maxCostUsd, "USD", step);
+    if (projected > maxCostUsd)
+      throw this.exhausted("cost_budget", { current: usage.costUsd, limit: maxCostUsd, unit: "USD" }, step);
   }
 
   private skipCost(limit: number): void {
@@ -76,7 +95,12 @@ export class BudgetGuard {
     return total;
   }
 
-  private exhausted(kind: string, current: number, limit: number, unit: string, step: number): TerminateRun {
+  private exhausted(
+    kind: string,
+    amount: { current: number; limit: number; unit: string },
+    step: number,
+  ): TerminateRun {
+    const { current, limit, unit } = amount;
     const error = new BudgetExhausted(
       `The run's ${kind.replace("_", " ")} is exhausted: ${Math.round(current * 1e6) / 1e6} of ${limit} ${unit}`,
       {

@@ -32,11 +32,11 @@ export interface RunProgress {
  * it by reference. Everything but the transcript is copied; the transcript is stored by appending.
  */
 export function captureRunState(
-  ctx: RunContext,
-  progress: RunProgress,
+  progress: RunProgress & { readonly ctx: RunContext },
   phase: CheckpointPhase,
   final?: { output: unknown },
 ): RunState {
+  const { ctx } = progress;
   const state: RunState = {
     schemaVersion: RUN_STATE_SCHEMA_VERSION,
     runId: ctx.runId,

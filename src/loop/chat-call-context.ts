@@ -12,12 +12,16 @@ export class ChatCallContext implements ChatMiddlewareContext {
   readonly metadata: Record<string, unknown> = {};
   private response: ModelResponse | undefined = undefined;
 
+  private readonly run: RunContext;
+  readonly step: number;
+
   constructor(
-    private readonly run: RunContext,
+    call: { readonly ctx: RunContext; readonly step: number },
     readonly request: ModelRequest,
-    readonly step: number,
     private readonly modelId: string,
   ) {
+    this.run = call.ctx;
+    this.step = call.step;
     if (request.clientKwargs !== undefined) request.clientKwargs = { ...request.clientKwargs };
   }
 

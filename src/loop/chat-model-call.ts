@@ -30,7 +30,7 @@ export async function callThroughChatMiddleware(
   request: ModelCallRequest,
 ): Promise<ModelResponse> {
   const { model, pricing } = driver.agent;
-  const context = new ChatCallContext(driver.ctx, request, driver.step, model.modelId);
+  const context = new ChatCallContext(driver, request, model.modelId);
   let called = false;
   try {
     await driver.agent.middleware.chat.run(context, async () => {
@@ -38,7 +38,10 @@ export async function callThroughChatMiddleware(
       called = true;
       let response: ModelResponse;
       try {
-        response = await readModelStream(model.stream(context.request), driver, driver.scope, model.modelId);
+        response = await readModelStream(model.stream(context.request), driver, {
+          scope: driver.scope,
+          fallbackModel: model.modelId,
+        });
       } catch (error) {
         driver.ctx.usage.llmCalls++;
         if (driver.scope.cancelled) throw new TerminateRun(driver.scope.termination!);

@@ -63,7 +63,7 @@ export class CheckpointWriter {
     try {
       const store = this.store;
       if (isCheckpointCommitter(store)) {
-        await this.commit(store, checkpointId, state, transcript);
+        await this.commit(store, checkpointId, { state, transcript });
       } else {
         await this.flushEvents();
         await this.flushMessages(transcript);
@@ -111,9 +111,9 @@ export class CheckpointWriter {
   private async commit(
     store: CheckpointStore & CheckpointCommitter,
     checkpointId: string,
-    state: RunState,
-    transcript: readonly Message[],
+    snapshot: { state: RunState; transcript: readonly Message[] },
   ): Promise<void> {
+    const { state, transcript } = snapshot;
     const marks = this.marks;
     const events = this.log.eventsAfter(marks.sequence);
     const from = Math.min(marks.messages, transcript.length);

@@ -48,21 +48,35 @@ class RunContextRecord implements RunContext {
     return this.lazyFragments !== null && this.lazyFragments.length > 0;
   }
 
-  constructor(
-    readonly agentId: string,
-    readonly sessionId: string,
-    readonly runId: string,
-    readonly inputText: string,
-    readonly deps: unknown,
-    public state: Record<string, unknown>,
-    readonly tools: Readonly<Record<string, Tool>>,
-    readonly llmClient: LanguageModel,
-    readonly llmOptions: ModelCallOptions,
-    readonly eventBus: EventBus,
-    readonly runRequest: RunRequest,
-    readonly toolExecutor: ToolExecutor,
-    readonly usage: RunUsage,
-  ) {}
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly inputText: string;
+  readonly deps: unknown;
+  state: Record<string, unknown>;
+  readonly tools: Readonly<Record<string, Tool>>;
+  readonly llmClient: LanguageModel;
+  readonly llmOptions: ModelCallOptions;
+  readonly eventBus: EventBus;
+  readonly runRequest: RunRequest;
+  readonly toolExecutor: ToolExecutor;
+  readonly usage: RunUsage;
+
+  constructor(input: RunContextInput) {
+    this.agentId = input.agentId;
+    this.sessionId = input.sessionId;
+    this.runId = input.runId;
+    this.inputText = input.request.inputText;
+    this.deps = input.request.deps;
+    this.state = input.state;
+    this.tools = input.tools;
+    this.llmClient = input.model;
+    this.llmOptions = input.modelOptions;
+    this.eventBus = input.eventBus;
+    this.runRequest = input.request;
+    this.toolExecutor = input.toolExecutor;
+    this.usage = input.usage;
+  }
 }
 
 // Frozen: the run replaces them after context assembly; nothing may write into the shared empty ones.
@@ -95,19 +109,5 @@ export function hasLazyContainers(ctx: RunContext): ctx is RunContext & LazyCont
 
 /** A run's context; one object per run with a fixed shape. */
 export function createRunContext(input: RunContextInput): RunContext {
-  return new RunContextRecord(
-    input.agentId,
-    input.sessionId,
-    input.runId,
-    input.request.inputText,
-    input.request.deps,
-    input.state,
-    input.tools,
-    input.model,
-    input.modelOptions,
-    input.eventBus,
-    input.request,
-    input.toolExecutor,
-    input.usage,
-  );
+  return new RunContextRecord(input);
 }

@@ -15,11 +15,15 @@ const ACTIONS: ReadonlySet<string> = new Set(["approve", "deny", "result"]);
  * apply — those whose `decisionId` was applied before are dropped as no-ops.
  */
 export function checkDecisions(
-  runId: string,
-  calls: readonly ToolCallRecord[],
+  suspended: {
+    runId: string;
+    toolCalls: readonly ToolCallRecord[];
+    decisionIds?: readonly string[] | undefined;
+  },
   decisions: readonly ToolDecision[],
-  appliedIds: readonly string[],
 ): ToolDecision[] {
+  const { runId, toolCalls: calls } = suspended;
+  const appliedIds = suspended.decisionIds ?? [];
   if (!Array.isArray(decisions) || decisions.length === 0) {
     throw new DecisionError(`No decisions given for run '${runId}'`, {
       hint: "Pass decisions: [{ toolCallId, action: 'approve' | 'deny' | 'result' }]",

@@ -8,6 +8,12 @@ import { TerminateRun } from "./run-signals.js";
 
 const VALIDATION_PREFIX = "The output did not match the expected schema:";
 
+/** What a run's output must match, and how many times the pattern may run again until it does. */
+export interface OutputCheck {
+  outputType: OutputType | undefined;
+  maxRetries: number;
+}
+
 /**
  * Run the pattern, validate its output against `outputType`, and run it again with the error in
  * `scratch.lastValidationError` until it passes or `maxValidationRetries` is spent. A pattern's
@@ -16,67 +22,65 @@ const VALIDATION_PREFIX = "The output did not match the expected schema:";
 export function executeWithValidation(
   pattern: Pattern,
   driver: RunDriver,
-  outputType: OutputType | undefined,
-  maxRetries: number,
+  check: OutputCheck,
 ): Promise<unknown> {
   // Without an output type a run usually needs no retry: hand back the pattern's own promise, so a run waiting
   // on a tool holds one suspended frame less (S3).
-  if (outputType !== undefined) return attempt(pattern, driver, outputType, maxRetries, 0);
+  if (check.outputType !== undefined) return new ValidatedRun(pattern, driver, check).attempt(0);
   return pattern.execute().catch((error: unknown) => {
     if (!(error instanceof ModelRetryError)) throw error;
-    return retryAfter(error.message, pattern, driver, outputType, maxRetries, 0);
+    return new ValidatedRun(pattern, driver, check).retryAfter(error.message, 0);
   });
 }
 
-async function attempt(
-  pattern: Pattern,
-  driver: RunDriver,
-  outputType: OutputType | undefined,
-  maxRetries: number,
-  attempts: number,
-): Promise<unknown> {
-  let message: string;
-  try {
-    const raw = await pattern.execute();
-    if (outputType === undefined) return raw;
-    const validation = await validateWithSchema(outputType, parseStructuredOutput(raw));
-    if (validation.ok) return validation.value;
-    message = `${VALIDATION_PREFIX}\n${formatIssues(validation.issues)}`;
-  } catch (error) {
-    if (!(error instanceof ModelRetryError)) throw error;
-    message = error.message;
-  }
-  return retryAfter(message, pattern, driver, outputType, maxRetries, attempts);
-}
+/** One run's attempts at an output that passes its check. */
+class ValidatedRun {
+  constructor(
+    private readonly pattern: Pattern,
+    private readonly driver: RunDriver,
+    private readonly check: OutputCheck,
+  ) {}
 
-/** Record a failed attempt, and run the pattern again or end the run with `OutputValidationError`. */
-function retryAfter(
-  message: string,
-  pattern: Pattern,
-  driver: RunDriver,
-  outputType: OutputType | undefined,
-  maxRetries: number,
-  previousAttempts: number,
-): Promise<unknown> {
-  const attempts = previousAttempts + 1;
-  const info: ValidationErrorInfo = {
-    attempt: attempts,
-    message,
-    expectedSchema: outputType ? describeSchema(outputType) : undefined,
-  };
-  if (attempts > maxRetries) {
-    const error = new OutputValidationError(`${message}\n(after ${attempts} attempts)`, {
-      outputType,
-      attempts,
-      lastValidationError: info,
-      hint: "Describe the expected output in the agent's instructions, or raise budget.maxValidationRetries",
-      context: { agentId: driver.ctx.agentId, sessionId: driver.ctx.sessionId, runId: driver.ctx.runId },
-    });
-    return Promise.reject(new TerminateRun({ type: "error", value: error.message }, error));
+  async attempt(attempts: number): Promise<unknown> {
+    const { outputType } = this.check;
+    let message: string;
+    try {
+      const raw = await this.pattern.execute();
+      if (outputType === undefined) return raw;
+      const validation = await validateWithSchema(outputType, parseStructuredOutput(raw));
+      if (validation.ok) return validation.value;
+      message = `${VALIDATION_PREFIX}\n${formatIssues(validation.issues)}`;
+    } catch (error) {
+      if (!(error instanceof ModelRetryError)) throw error;
+      message = error.message;
+    }
+    return this.retryAfter(message, attempts);
   }
-  driver.ctx.scratch.lastValidationError = info;
-  driver.emit("validation.retry", { attempt: attempts, error: message });
-  return attempt(pattern, driver, outputType, maxRetries, attempts);
+
+  /** Record a failed attempt, and run the pattern again or end the run with `OutputValidationError`. */
+  retryAfter(message: string, previousAttempts: number): Promise<unknown> {
+    const { outputType, maxRetries } = this.check;
+    const { driver } = this;
+    const attempts = previousAttempts + 1;
+    const info: ValidationErrorInfo = {
+      attempt: attempts,
+      message,
+      expectedSchema: outputType ? describeSchema(outputType) : undefined,
+    };
+    if (attempts > maxRetries) {
+      const error = new OutputValidationError(`${message}\n(after ${attempts} attempts)`, {
+        outputType,
+        attempts,
+        lastValidationError: info,
+        hint: "Describe the expected output in the agent's instructions, or raise budget.maxValidationRetries",
+        context: { agentId: driver.ctx.agentId, sessionId: driver.ctx.sessionId, runId: driver.ctx.runId },
+      });
+      return Promise.reject(new TerminateRun({ type: "error", value: error.message }, error));
+    }
+    driver.ctx.scratch.lastValidationError = info;
+    driver.emit("validation.retry", { attempt: attempts, error: message });
+    return this.attempt(attempts);
+  }
 }
 
 /** Model text that holds JSON (bare or in a fenced block) is parsed; anything else is validated as is. */

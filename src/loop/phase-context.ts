@@ -7,12 +7,20 @@ export class PhaseContext implements HookContext {
   request?: ModelRequest;
   response?: ModelResponse;
   call?: ToolCallState;
+  readonly run: RunContext;
+  readonly step: number;
+
   constructor(
     readonly phase: Phase,
-    readonly run: RunContext,
-    readonly step: number,
-    private readonly driver: { stopRequested: string | null },
-  ) {}
+    private readonly driver: {
+      readonly ctx: RunContext;
+      readonly step: number;
+      stopRequested: string | null;
+    },
+  ) {
+    this.run = driver.ctx;
+    this.step = driver.step;
+  }
   requestStop(reason?: string): void {
     this.driver.stopRequested = reason ?? this.phase;
   }

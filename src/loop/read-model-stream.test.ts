@@ -23,7 +23,10 @@ function recordingSink() {
 
 async function read(parts: ModelStreamPart[], scope = new CancelScope()) {
   const recorder = recordingSink();
-  const response = await readModelStream(stream(parts), recorder.sink, scope, "fallback-model");
+  const response = await readModelStream(stream(parts), recorder.sink, {
+    scope: scope,
+    fallbackModel: "fallback-model",
+  });
   return { response, ...recorder };
 }
 
@@ -133,8 +136,7 @@ describe("readModelStream", () => {
           { type: "text-delta", text: "never" },
         ]),
         recorder.sink,
-        new CancelScope(),
-        "m",
+        { scope: new CancelScope(), fallbackModel: "m" },
       ),
     ).rejects.toBe(error);
     expect(recorder.text).toEqual(["partial"]);
@@ -146,9 +148,10 @@ describe("readModelStream", () => {
       yield { type: "text-delta", text: "a" };
       throw cause;
     }
-    const failure = await readModelStream(failing(), recordingSink().sink, new CancelScope(), "m").catch(
-      (error: unknown) => error,
-    );
+    const failure = await readModelStream(failing(), recordingSink().sink, {
+      scope: new CancelScope(),
+      fallbackModel: "m",
+    }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(LLMConnectionError);
     expect((failure as LLMConnectionError).message).toBe("The model stream failed: socket hang up");
     expect((failure as LLMConnectionError).cause).toBe(cause);
@@ -158,12 +161,10 @@ describe("readModelStream", () => {
       yield* [];
       throw "reset";
     }
-    const second = await readModelStream(
-      failingWithString(),
-      recordingSink().sink,
-      new CancelScope(),
-      "m",
-    ).catch((error: unknown) => error);
+    const second = await readModelStream(failingWithString(), recordingSink().sink, {
+      scope: new CancelScope(),
+      fallbackModel: "m",
+    }).catch((error: unknown) => error);
     expect((second as Error).message).toBe("The model stream failed: reset");
   });
 
@@ -190,8 +191,7 @@ describe("readModelStream", () => {
           if (text === "two") scope.cancel({ type: "cancelled" });
         },
       },
-      scope,
-      "m",
+      { scope: scope, fallbackModel: "m" },
     );
     expect(seen).toEqual(["one", "two"]);
     expect(pulled).toEqual(["one", "two"]);
@@ -207,7 +207,9 @@ describe("readModelStream", () => {
       scope.cancel({ type: "cancelled" });
       throw abortError;
     }
-    await expect(readModelStream(parts(), recordingSink().sink, scope, "m")).rejects.toBe(abortError);
+    await expect(
+      readModelStream(parts(), recordingSink().sink, { scope: scope, fallbackModel: "m" }),
+    ).rejects.toBe(abortError);
   });
 
   it("collects reasoning deltas into one reasoning part", async () => {
@@ -237,8 +239,7 @@ describe("readModelStream", () => {
     const response = await readModelStream(
       stream([{ type: "reasoning-delta", text: "hmm" }]),
       { onTextDelta: () => {} },
-      new CancelScope(),
-      "m",
+      { scope: new CancelScope(), fallbackModel: "m" },
     );
     expect(response.reasoning).toEqual([{ type: "reasoning", text: "hmm" }]);
   });

@@ -17,9 +17,9 @@ export interface ModelStreamSink {
 export async function readModelStream(
   parts: AsyncIterable<ModelStreamPart>,
   sink: ModelStreamSink,
-  scope: CancelScope,
-  fallbackModel: string,
+  read: { scope: CancelScope; fallbackModel: string },
 ): Promise<ModelResponse> {
+  const { scope, fallbackModel } = read;
   let text = "";
   const toolCalls: ToolCall[] = [];
   let reasoning: ReasoningPart[] | null = null;

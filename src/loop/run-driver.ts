@@ -39,6 +39,17 @@ import { ToolCallContext, type ToolCallHost } from "./tool-call-context.js";
 import { toOutcomes } from "./tool-call-outcome.js";
 import { executeToolStage } from "./tool-stage.js";
 
+/** What a run driver is made of. */
+export interface RunDriverInit {
+  agent: ResolvedAgent;
+  ctx: RunContext;
+  log: RunEventLog;
+  scope: CancelScope;
+  limits: RunLimits;
+  /** The run's whole request (default `ctx.runRequest`, which lacks the kwargs buckets). */
+  request?: RunRequest;
+}
+
 /**
  * The run loop's side of a pattern: it brackets steps, passes every model call and tool call through the
  * phases, counts usage, enforces budgets and stop conditions, and emits the events. Patterns decide what a
@@ -85,16 +96,22 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   /** The run's folder when the agent keeps run folders; undefined costs the tool stage one check. */
   runFolder: RunFolder | undefined = undefined;
 
-  constructor(
-    readonly agent: ResolvedAgent,
-    readonly ctx: RunContext,
-    readonly log: RunEventLog,
-    readonly scope: CancelScope,
-    readonly limits: RunLimits,
-    /** The run's whole request; `ctx.runRequest` is it without the kwargs buckets. */
-    readonly request: RunRequest = ctx.runRequest,
-  ) {
-    this.budget = new BudgetGuard(limits, ctx, log, agent.model, agent.pricing);
+  readonly agent: ResolvedAgent;
+  readonly ctx: RunContext;
+  readonly log: RunEventLog;
+  readonly scope: CancelScope;
+  readonly limits: RunLimits;
+  /** The run's whole request; `ctx.runRequest` is it without the kwargs buckets. */
+  readonly request: RunRequest;
+
+  constructor(run: RunDriverInit) {
+    this.agent = run.agent;
+    this.ctx = run.ctx;
+    this.log = run.log;
+    this.scope = run.scope;
+    this.limits = run.limits;
+    this.request = run.request ?? run.ctx.runRequest;
+    this.budget = new BudgetGuard(this.limits, this);
   }
 
   /** The run folder's `workspace/`, which the sandbox uses as the run's workspace. */
@@ -165,7 +182,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     const writer = this.checkpoints;
     if (writer === null) return Promise.resolve();
     this.owesCheckpoint = false;
-    return writer.write(captureRunState(this.ctx, this, phase, final), this.ctx.transcript);
+    return writer.write(captureRunState(this, phase, final), this.ctx.transcript);
   }
 
   /**
@@ -203,7 +220,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   }
 
   hookContext(phase: Phase, call?: ToolCallState): PhaseContext {
-    const context = new PhaseContext(phase, this.ctx, this.step, this);
+    const context = new PhaseContext(phase, this);
     if (call !== undefined) context.call = call;
     return context;
   }
@@ -389,7 +406,10 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
       response = await callThroughChatMiddleware(this, request);
     } else {
       try {
-        response = await readModelStream(agent.model.stream(request), this, this.scope, agent.model.modelId);
+        response = await readModelStream(agent.model.stream(request), this, {
+          scope: this.scope,
+          fallbackModel: agent.model.modelId,
+        });
       } catch (error) {
         this.ctx.usage.llmCalls++;
         if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);

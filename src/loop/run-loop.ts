@@ -1,4 +1,5 @@
 // Long because a run's lifecycle is one procedure: its start, the body middleware wraps, resume, its end.
+
 import type { ContextAssemblyInput } from "../context/context-assembler.js";
 import {
   createRunUsage,
@@ -11,6 +12,7 @@ import {
 import type { RunContext } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
+import { RunEventBus } from "../events/run-event-bus.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { Pattern } from "../patterns/pattern.js";
@@ -56,21 +58,24 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
   // The loop runs only inside the session's exclusive scope; `run.started` stays the run's first event.
   log.emit("session.acquired", { sessionId: log.sessionId });
   // Without agent middleware the body finishes the run itself: a parked run then holds one frame here (S3).
-  if (agent.middleware.agent.length === 0) return runBody(input, request, usage, writer, durationDeadline);
-  return runWithAgentMiddleware(input, usage, (bodyRequest) =>
-    runBody(input, bodyRequest, usage, writer, undefined),
-  ).then((attempt) => finishRun(input, writer, durationDeadline, attempt));
+  if (agent.middleware.agent.length === 0) {
+    return runBody(input, request, { usage, writer, finish: durationDeadline });
+  }
+  const parts = { usage, writer };
+  return runWithAgentMiddleware(input, usage, (bodyRequest) => runBody(input, bodyRequest, parts)).then(
+    (attempt) => finishRun(input, attempt, { writer, finish: durationDeadline }),
+  );
 }
 
 /** The run's last events, once its result is final: finalized by the context assembler, or, for a suspended run,
  * after what waits for a decision is stored. Synchronous when there is nothing to wait for. */
 function finishRun(
   input: RunLoopInput,
-  writer: CheckpointWriter,
-  durationDeadline: Deadline | null,
   attempt: RunAttempt,
+  end: { readonly writer: CheckpointWriter; readonly finish: Deadline | null },
 ): RunLoopOutcome | Promise<RunLoopOutcome> {
-  durationDeadline?.cancel();
+  const { writer } = end;
+  end.finish?.cancel();
   const { result } = attempt;
   if (result.stopReason === "suspended") {
     const onSuspended = input.onSuspended;
@@ -104,31 +109,28 @@ function emitFinished(input: RunLoopInput, writer: CheckpointWriter, attempt: Ru
   };
 }
 
+/** What a run's body works with besides its input: its usage counters and its checkpoint writer. */
+interface RunParts {
+  readonly usage: RunUsage;
+  readonly writer: CheckpointWriter;
+}
+
 /**
  * The run from RunStart to RunEnd, with the request as agent middleware left it. Given the run's duration
  * deadline (`null` when it has none), it also finishes the run; agent middleware finishes it after its chain.
  */
+function runBody(input: RunLoopInput, request: RunLoopInput["request"], parts: RunParts): Promise<RunAttempt>;
 function runBody(
   input: RunLoopInput,
   request: RunLoopInput["request"],
-  usage: RunUsage,
-  writer: CheckpointWriter,
-  finish: undefined,
-): Promise<RunAttempt>;
-function runBody(
-  input: RunLoopInput,
-  request: RunLoopInput["request"],
-  usage: RunUsage,
-  writer: CheckpointWriter,
-  finish: Deadline | null,
+  parts: RunParts & { readonly finish: Deadline | null },
 ): Promise<RunLoopOutcome>;
 async function runBody(
   input: RunLoopInput,
   request: RunLoopInput["request"],
-  usage: RunUsage,
-  writer: CheckpointWriter,
-  finish: Deadline | null | undefined,
+  parts: RunParts & { readonly finish?: Deadline | null },
 ): Promise<RunAttempt | RunLoopOutcome> {
+  const { usage, writer } = parts;
   const { agent, log, scope } = input;
   const ctx = createRunContext({
     agentId: agent.id,
@@ -139,17 +141,17 @@ async function runBody(
     tools: agent.tools,
     model: agent.model,
     modelOptions: agent.modelOptions,
-    eventBus: log.bus,
+    eventBus: new RunEventBus(log),
     toolExecutor: agent.toolExecutor,
     usage,
   });
   const budget = request.budget ?? {};
-  const driver = new RunDriver(
+  const driver = new RunDriver({
     agent,
     ctx,
     log,
     scope,
-    {
+    limits: {
       // The request's own step budget replaces the agent's, above it too; a max_rounds condition still applies.
       maxSteps: budget.maxSteps ?? agent.limits.maxSteps,
       maxToolCalls: budget.maxToolCalls,
@@ -158,7 +160,7 @@ async function runBody(
       stepTimeoutMs: agent.limits.stepTimeoutMs,
     },
     request,
-  );
+  });
   driver.durable = request.durable === true;
   driver.checkpoints = writer;
   driver.policy = input.policy ?? agent.policy;
@@ -185,7 +187,7 @@ async function runBody(
       plan = await resumeInDriver({ driver, loaded: input.resume, pattern, decisions: input.decisions });
       describeOutput(request, ctx);
     }
-    output = await runDurably(input, driver, pattern, plan);
+    output = await runDurably(input, driver, { pattern, plan });
     driver.checkpointBoundary();
     termination = { type: "natural_end" };
     ctx.scratch.finalOutput = output;
@@ -238,7 +240,9 @@ async function runBody(
     }
   }
   const attempt = { result, context: ctx, newMessages: ctx.transcript.slice(driver.firstNewMessage) };
-  return finish === undefined ? attempt : finishRun(input, writer, finish, attempt);
+  return parts.finish === undefined
+    ? attempt
+    : finishRun(input, attempt, parts as RunParts & { readonly finish: Deadline | null });
 }
 
 /**
@@ -307,9 +311,9 @@ function withoutKwargs<R extends RunRequest>(request: R): R {
 async function runDurably(
   input: RunLoopInput,
   driver: RunDriver,
-  firstPattern: Pattern,
-  firstPlan: ResumePlan | null,
+  first: { pattern: Pattern; plan: ResumePlan | null },
 ): Promise<unknown> {
+  const { pattern: firstPattern, plan: firstPlan } = first;
   const { agent, log } = input;
   const request = driver.request;
   let pattern = firstPattern;
@@ -365,10 +369,10 @@ function continueRun(driver: RunDriver, pattern: Pattern, plan: ResumePlan | nul
   const request = driver.request;
   const retries = request.budget?.maxValidationRetries ?? 3;
   if (plan === null || plan.kind === "continue")
-    return executeWithValidation(pattern, driver, request.outputType, retries);
+    return executeWithValidation(pattern, driver, { outputType: request.outputType, maxRetries: retries });
   if (plan.kind === "finish_step") {
     return finishInterruptedStep(driver, plan.answer, plan.prior).then(() =>
-      executeWithValidation(pattern, driver, request.outputType, retries),
+      executeWithValidation(pattern, driver, { outputType: request.outputType, maxRetries: retries }),
     );
   }
   // The last step already answered: its output is validated like any other, and a retry runs the pattern anew.
@@ -382,7 +386,7 @@ function continueRun(driver: RunDriver, pattern: Pattern, plan: ResumePlan | nul
       return Promise.resolve(plan.output);
     },
   };
-  return executeWithValidation(finished, driver, request.outputType, retries);
+  return executeWithValidation(finished, driver, { outputType: request.outputType, maxRetries: retries });
 }
 
 /** A rate limit's `retryAfterMs` is honoured before resuming; anything else resumes at once. */

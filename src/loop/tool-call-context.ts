@@ -42,6 +42,7 @@ export class ToolCallContext implements ToolContext, ToolExecutionRequest {
   /** A background tool's call: where its job's handle is kept (set by the tool stage). */
   backgroundJob: BackgroundJobSlot | undefined = undefined;
 
+  // biome-ignore lint/complexity/useMaxParams: made once per tool call on the loop's hot path; an options object would be a second allocation
   constructor(
     readonly run: RunContext,
     readonly toolCallId: string,

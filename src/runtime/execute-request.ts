@@ -69,7 +69,7 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
   const resume = input.resume;
   if (resume !== undefined && !resume.sameRun) record.parentRunId = resume.fromRunId;
   // What the run already stored (a durable run's checkpoints stored its events as it went), and its folder.
-  const stored: { sequence: number; folder?: RunFolder } = { sequence: 0 };
+  const stored: StoredRun = { record, sequence: 0 };
   // A chain rather than an async function: a run parked on a tool then holds pending reactions here, not a
   // suspended frame (S3).
   // A run that goes on keeps its record untouched until it holds the session and knows it may go on.
@@ -96,7 +96,7 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
         (session) => {
           wait?.end();
           if (input.session !== undefined) input.session.token = session.token;
-          return runInSession(input, record, session.state, stored, skillSummaries);
+          return runInSession(input, stored, { state: session.state, skillSummaries });
         },
         options,
       );
@@ -111,7 +111,7 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
       }
       return failedBeforeLoop(input, error);
     })
-    .then((result) => finish(input, record, result, stored));
+    .then((result) => finish(input, stored, result));
 }
 
 /** A resume the store refused once the session was held: the request fails, the run's record is untouched. */
@@ -156,13 +156,23 @@ class ResumeWait {
   }
 }
 
+/** A run's record, and what of it the store already holds: its last stored sequence, and its folder. */
+interface StoredRun {
+  readonly record: RunRecord;
+  sequence: number;
+  folder?: RunFolder;
+}
+
 function runInSession(
   input: ExecuteRequestInput,
-  record: RunRecord,
-  sessionState: Record<string, unknown>,
-  stored: { sequence: number; folder?: RunFolder },
-  skillSummaries: Record<string, SessionSkillSummary> | undefined,
+  stored: StoredRun,
+  session: {
+    state: Record<string, unknown>;
+    skillSummaries: Record<string, SessionSkillSummary> | undefined;
+  },
 ): Promise<RunResult> {
+  const { record } = stored;
+  const { state: sessionState, skillSummaries } = session;
   // A run that goes on takes its status from its store once it has read it there.
   if (input.resume?.sameRun !== true) record.status = transitionRun(record.status, "running");
   // Run folders: made once the run holds its session; a folder that cannot be made fails the run.
@@ -190,7 +200,10 @@ function runInSession(
   const resume = input.resume;
   let ready: Promise<unknown> | undefined;
   if (resume !== undefined) {
-    ready = loadForResume(input.sessionManager, resume, input.agent, input.request.runId).then(
+    ready = loadForResume(input.sessionManager, resume, {
+      agent: input.agent,
+      runId: input.request.runId,
+    }).then(
       (found) => {
         if (input.decisions !== undefined)
           loopInput.decisions = checkResumeDecisions(found.loaded, input.decisions);
@@ -351,12 +364,8 @@ async function storeWaiting(input: ExecuteRequestInput, record: RunRecord, resul
 }
 
 /** Close the log and store the run's events and final record. */
-async function finish(
-  input: ExecuteRequestInput,
-  record: RunRecord,
-  result: RunResult,
-  stored: { sequence: number; folder?: RunFolder },
-): Promise<RunResult> {
+async function finish(input: ExecuteRequestInput, stored: StoredRun, result: RunResult): Promise<RunResult> {
+  const { record } = stored;
   const { log, request, sessionManager } = input;
   log.close();
   // A batch of events still on its way to the store lands before the rest, so the store's log stays in order.

@@ -320,7 +320,11 @@ export class Runtime {
     const resume =
       request.resumeFromCheckpoint === undefined
         ? undefined
-        : await prepareResume(parts.sessionManager, request.resumeFromCheckpoint, agent, request);
+        : await prepareResume(parts.sessionManager, agent, {
+            checkpointId: request.resumeFromCheckpoint,
+            runId: request.runId,
+            branch: request.branch,
+          });
     const runId = resume?.sameRun ? resume.fromRunId : (request.runId ?? newId());
     if (this.liveRuns.has(runId)) {
       if (resume?.sameRun)
@@ -350,7 +354,11 @@ export class Runtime {
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
     }
-    const log = new RunEventLog(runId, sessionId, agent.id, parts.eventBus, resume?.startAfter ?? 0);
+    const log = new RunEventLog(
+      { runId, sessionId, agentId: agent.id },
+      parts.eventBus,
+      resume?.startAfter ?? 0,
+    );
     // A session made up for one run can never be named again; only named sessions are worth tracking.
     if (request.sessionId !== undefined) this.trackSession(sessionId, agent.id);
     // A child run in its parent's session (agent as tool) re-enters the scope the parent holds.

@@ -47,6 +47,7 @@ export abstract class BaseTool<
 
   beforeInvoke(_params: Params, _ctx: ToolContext): void | Promise<void> {}
 
+  // biome-ignore lint/complexity/useMaxParams: the tool seam's published hook signature (params, ctx, result, error)
   afterInvoke(_params: Params, _ctx: ToolContext, _result: unknown, _error?: unknown): void | Promise<void> {}
 
   fallback(_error: unknown, _params: Params, _ctx: ToolContext): unknown {

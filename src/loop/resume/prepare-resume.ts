@@ -28,6 +28,8 @@ export interface PreparedResume {
 
 /** What the request asks of a resume: a run id of its own, or an explicit branch. */
 export interface ResumeRequest {
+  /** The checkpoint the run goes on from. */
+  checkpointId: string;
   runId?: string | undefined;
   branch?: boolean | undefined;
 }
@@ -39,10 +41,10 @@ export interface ResumeRequest {
  */
 export async function prepareResume(
   store: CheckpointStore & RunStore,
-  checkpointId: string,
   agent: ResolvedAgent,
   request: ResumeRequest,
 ): Promise<PreparedResume> {
+  const { checkpointId } = request;
   const loaded = await loadRunState(store, checkpointId, {
     agentId: agent.id,
     fingerprint: agent.fingerprint,
@@ -69,9 +71,9 @@ export async function prepareResume(
 export async function loadForResume(
   store: CheckpointStore & RunStore,
   prepared: PreparedResume,
-  agent: ResolvedAgent,
-  runId: string,
+  target: { agent: ResolvedAgent; runId: string },
 ): Promise<{ loaded: LoadedRunState; stored: StoredMarks }> {
+  const { agent, runId } = target;
   const loaded = await loadRunState(store, prepared.checkpointId, {
     agentId: agent.id,
     fingerprint: agent.fingerprint,

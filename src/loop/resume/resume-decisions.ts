@@ -56,7 +56,7 @@ export function checkResumeDecisions(
       hint: "Decide when the run has suspended (status 'waiting')",
     });
   }
-  return checkDecisions(state.runId, state.toolCalls, decisions, state.decisionIds ?? []);
+  return checkDecisions(state, decisions);
 }
 
 /** What `decide` answers when every decision was a repeat: the run as it waits. */

@@ -1,5 +1,4 @@
 import type { Message, ToolCall } from "../../contracts/message.js";
-import type { RunContext } from "../../contracts/tool.js";
 import type { Pattern, StepAction } from "../../patterns/pattern.js";
 import type { CheckpointStore, RunStore } from "../../sessions/session-manager.js";
 import type { ToolDecision } from "../decisions.js";
@@ -31,12 +30,13 @@ export type ResumePlan =
  */
 export function restoreRun(
   loaded: LoadedRunState,
-  ctx: RunContext,
   driver: RunDriver,
-  pattern: Pattern,
-  decisions: readonly ToolDecision[] = NO_DECISIONS,
+  into: { pattern: Pattern; decisions?: readonly ToolDecision[] | undefined },
 ): { plan: ResumePlan; transcriptLength: number } {
   const { state } = loaded;
+  const { ctx } = driver;
+  const { pattern } = into;
+  const decisions = into.decisions ?? NO_DECISIONS;
   const transcript = ctx.transcript as Message[];
   transcript.length = 0;
   for (const message of loaded.transcript) transcript.push(message);
@@ -56,18 +56,19 @@ export function restoreRun(
   if (state.patternProgress !== undefined) pattern.restoreProgress?.(state.patternProgress);
   driver.pattern = pattern;
   const decided = decisions.length === 0 ? null : applyDecisions(state.toolCalls, decisions, driver);
-  const plan = planResume(loaded, pattern, transcript, driver, decided);
+  const plan = planResume(loaded, driver, decided);
   return { plan, transcriptLength: transcript.length };
 }
 
+/** How the run goes on from the restored state (the driver's pattern and transcript are already put back). */
 function planResume(
   loaded: LoadedRunState,
-  pattern: Pattern,
-  transcript: Message[],
   driver: RunDriver,
   decided: ReadonlyMap<string, ToolDecision> | null,
 ): ResumePlan {
   const { state } = loaded;
+  const pattern = driver.pattern!;
+  const transcript = driver.ctx.transcript as Message[];
   if (state.phase === "step_end") {
     if (state.final !== undefined && pattern.restoreProgress === undefined)
       return { kind: "finished", output: state.final.output };
@@ -109,7 +110,7 @@ function applyDecisions(
     const call = calls.find((candidate) => candidate.id === decision.toolCallId)!;
     decided.set(call.id, decision);
     if (decision.decisionId !== undefined) driver.decisionIds = [...driver.decisionIds, decision.decisionId];
-    emitDecided(driver, call, decision, false);
+    driver.log.emit("tool.decision", decidedPayload(call, decision));
     if (decision.always === undefined || decision.always === false || decision.action === "result") continue;
     driver.stick(call.toolId, decision.action, decision.always);
     for (const other of calls) {
@@ -117,13 +118,14 @@ function applyDecisions(
       if (decisions.some((candidate) => candidate.toolCallId === other.id)) continue;
       const sticky: ToolDecision = { toolCallId: other.id, action: decision.action, reason: "always" };
       decided.set(other.id, sticky);
-      emitDecided(driver, other, sticky, true);
+      driver.log.emit("tool.decision", { ...decidedPayload(other, sticky), sticky: true });
     }
   }
   return decided;
 }
 
-function emitDecided(driver: RunDriver, call: ToolCallRecord, decision: ToolDecision, sticky: boolean): void {
+/** What `tool.decision` says of a decision for a call. */
+function decidedPayload(call: ToolCallRecord, decision: ToolDecision): Record<string, unknown> {
   const payload: Record<string, unknown> = {
     toolCallId: call.id,
     toolId: call.toolId,
@@ -133,8 +135,7 @@ function emitDecided(driver: RunDriver, call: ToolCallRecord, decision: ToolDeci
   if (decision.reason !== undefined) payload.reason = decision.reason;
   if (decision.decisionId !== undefined) payload.decisionId = decision.decisionId;
   if (decision.always !== undefined) payload.always = decision.always;
-  if (sticky) payload.sticky = true;
-  driver.log.emit("tool.decision", payload);
+  return payload;
 }
 
 const NO_DECISIONS: readonly ToolDecision[] = Object.freeze([]);
@@ -165,7 +166,7 @@ export async function resumeInDriver(options: {
 }): Promise<ResumePlan> {
   const { driver, loaded, pattern } = options;
   await pattern.setup(driver.ctx, driver);
-  const restored = restoreRun(loaded, driver.ctx, driver, pattern, options.decisions);
+  const restored = restoreRun(loaded, driver, { pattern, decisions: options.decisions });
   driver.checkpoints!.rewind(restored.transcriptLength);
   return restored.plan;
 }

@@ -87,10 +87,12 @@ describe("loading a checkpoint", () => {
     });
     const agent = await agentOf("w1:step:1");
     await expect(
-      prepareResume(store, "w1:step:1", { ...agent, id: "other" } as ResolvedAgent, {}),
+      prepareResume(store, { ...agent, id: "other" } as ResolvedAgent, { checkpointId: "w1:step:1" }),
     ).rejects.toMatchObject({ code: ERROR_CODES.CHECKPOINT_MISMATCH });
     await expect(
-      prepareResume(store, "w1:step:1", { ...agent, fingerprint: "changed" } as ResolvedAgent, {}),
+      prepareResume(store, { ...agent, fingerprint: "changed" } as ResolvedAgent, {
+        checkpointId: "w1:step:1",
+      }),
     ).rejects.toMatchObject({ code: ERROR_CODES.CHECKPOINT_MISMATCH });
   });
 
@@ -108,7 +110,7 @@ describe("loading a checkpoint", () => {
 describe("continue or branch", () => {
   it("continues the run from its latest checkpoint, after the events the store holds", async () => {
     const { store, agentOf } = await storedRuns();
-    const prepared = await prepareResume(store, "w1:step:1", await agentOf("w1:step:1"), {});
+    const prepared = await prepareResume(store, await agentOf("w1:step:1"), { checkpointId: "w1:step:1" });
     const events = await store.loadEvents("w1");
     expect(prepared).toMatchObject({
       checkpointId: "w1:step:1",
@@ -118,7 +120,10 @@ describe("continue or branch", () => {
       startAfter: events[events.length - 1]!.sequence,
       inputText: "pay",
     });
-    const { loaded, stored } = await loadForResume(store, prepared, await agentOf("w1:step:1"), "w1");
+    const { loaded, stored } = await loadForResume(store, prepared, {
+      agent: await agentOf("w1:step:1"),
+      runId: "w1",
+    });
     expect(loaded.state.runId).toBe("w1");
     expect(stored).toMatchObject({ latestCheckpointId: "w1:step:1", sequence: prepared.startAfter });
   });
@@ -127,9 +132,9 @@ describe("continue or branch", () => {
     const { store, agentOf } = await storedRuns();
     const agent = await agentOf("w1:step:1");
     for (const request of [{ branch: true }, { runId: "w2" }]) {
-      const prepared = await prepareResume(store, "w1:step:1", agent, request);
+      const prepared = await prepareResume(store, agent, { ...request, checkpointId: "w1:step:1" });
       expect(prepared).toMatchObject({ sameRun: false, fromRunId: "w1", startAfter: 0 });
-      const { loaded, stored } = await loadForResume(store, prepared, agent, "w2");
+      const { loaded, stored } = await loadForResume(store, prepared, { agent, runId: "w2" });
       expect(loaded.state.runId).toBe("w2");
       expect(stored).toEqual({ checkpoints: 0, messages: 0, sequence: 0, latestCheckpointId: null });
     }
@@ -139,11 +144,11 @@ describe("continue or branch", () => {
     const { store, agentOf, durableCheckpoints } = await storedRuns();
     for (const checkpointId of durableCheckpoints) {
       const agent = await agentOf(checkpointId);
-      await expect(prepareResume(store, checkpointId, agent, {})).rejects.toMatchObject({
+      await expect(prepareResume(store, agent, { checkpointId })).rejects.toMatchObject({
         code: ERROR_CODES.RUN_NOT_RESUMABLE,
         hint: expect.stringContaining("branch: true"),
       });
-      await expect(prepareResume(store, checkpointId, agent, { branch: true })).resolves.toMatchObject({
+      await expect(prepareResume(store, agent, { checkpointId, branch: true })).resolves.toMatchObject({
         sameRun: false,
       });
     }
@@ -152,11 +157,11 @@ describe("continue or branch", () => {
   it("keeps a continued run in its session; a branch may name another", async () => {
     const { store, agentOf } = await storedRuns();
     const agent = await agentOf("w1:step:1");
-    const same = await prepareResume(store, "w1:step:1", agent, {});
+    const same = await prepareResume(store, agent, { checkpointId: "w1:step:1" });
     expect(resumeSessionId(same, undefined)).toBe("s-w");
     expect(resumeSessionId(same, "s-w")).toBe("s-w");
     expect(() => resumeSessionId(same, "elsewhere")).toThrow(/belongs to session 's-w'/);
-    const branch = await prepareResume(store, "w1:step:1", agent, { branch: true });
+    const branch = await prepareResume(store, agent, { checkpointId: "w1:step:1", branch: true });
     expect(resumeSessionId(branch, "elsewhere")).toBe("elsewhere");
     expect(resumeSessionId(branch, undefined)).toBe("s-w");
   });

@@ -148,8 +148,7 @@ describe("errors through the model", () => {
     const failure = await readModelStream(
       fromAiSdk(mock).stream({ messages: [], options: {} }),
       { onTextDelta: () => {} },
-      new CancelScope(),
-      "m",
+      { scope: new CancelScope(), fallbackModel: "m" },
     ).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(LLMRateLimitError);
     expect((failure as LLMRateLimitError).retryAfterMs).toBe(2000);

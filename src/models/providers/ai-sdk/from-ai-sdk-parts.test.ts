@@ -24,8 +24,7 @@ async function response(model: LanguageModel) {
   const result = await readModelStream(
     model.stream({ messages: [{ role: "user", content: "go" }], options: {} }),
     { onTextDelta: (text) => sink.text.push(text), onReasoningDelta: (text) => sink.reasoning.push(text) },
-    new CancelScope(),
-    "fallback",
+    { scope: new CancelScope(), fallbackModel: "fallback" },
   );
   return { result, sink };
 }
