@@ -180,13 +180,9 @@ export { DefaultRuntime, type RuntimePlugin } from "./loop/runtime-plugin.js";
 export { runStatusOf, stopReasonOf } from "./loop/termination.js";
 export type { McpToolData } from "./mcp/mcp-result.js";
 export { MCP_SDK_PACKAGE } from "./mcp/mcp-sdk.js";
-export {
-  type McpConnectionMode,
-  type McpServerConfig,
-  McpTool,
-  McpToolset,
-  type McpToolsetOptions,
-} from "./mcp/mcp-toolset.js";
+export { McpTool } from "./mcp/mcp-tool.js";
+export { McpToolset } from "./mcp/mcp-toolset.js";
+export type { McpConnectionMode, McpServerConfig, McpToolsetOptions } from "./mcp/mcp-toolset-options.js";
 export type { Memory } from "./memory/memory.js";
 export {
   canRecall,
