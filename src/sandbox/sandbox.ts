@@ -201,7 +201,7 @@ export class Sandbox {
     const checked = await this.check(input, "delete", tool);
     assertFile(checked, tool);
     await this.beforeOpen?.(checked);
-    const directory = await this.openDirectory(path.dirname(checked.real), undefined, checked, tool);
+    const directory = await this.openDirectory({ real: path.dirname(checked.real) }, checked, tool);
     try {
       const target = this.opener.pathIn(directory, path.basename(checked.real));
       const stats = await lstat(target).catch((error: unknown) => {
@@ -232,7 +232,7 @@ export class Sandbox {
     let truncated = false;
     while (pending.length > 0 && !truncated) {
       const current = pending.shift()!;
-      const directory = await this.openDirectory(current.real, current.stats, checked, tool);
+      const directory = await this.openDirectory(current, checked, tool);
       try {
         for await (const entry of await opendir(this.opener.pathOf(directory))) {
           if (entries.length >= max) {
@@ -272,14 +272,14 @@ export class Sandbox {
     const checked = await this.check(input, "read", tool);
     if (!checked.exists) throw notFound(tool, checked.given);
     if (!checked.stats!.isDirectory()) {
-      yield await this.walkedFile(checked, checked.stats!, options.maxFileBytes, tool);
+      yield await this.walkedFile(checked, options);
       return;
     }
     await this.beforeOpen?.(checked);
     const pending = [{ real: checked.real, stats: checked.stats!, display: checked.display }];
     while (pending.length > 0) {
       const current = pending.pop()!;
-      const directory = await this.openDirectory(current.real, current.stats, checked, tool);
+      const directory = await this.openDirectory(current, checked, tool);
       try {
         const names: string[] = [];
         for await (const entry of await opendir(this.opener.pathOf(directory))) names.push(entry.name);
@@ -299,7 +299,7 @@ export class Sandbox {
             continue;
           }
           const file = await this.opener
-            .openIn(directory, name, OPEN_FLAGS.read, stats)
+            .openIn(directory, name, { flags: OPEN_FLAGS.read, expected: stats })
             .catch(() => undefined);
           if (file === undefined) {
             yield { path: display, skipped: "changed while it was opened" };
@@ -333,11 +333,12 @@ export class Sandbox {
   }
 
   private async openFile(checked: CheckedPath, flags: number, tool: string): Promise<VerifiedFile> {
+    const request = { flags, expected: checked.stats };
     try {
-      if (!this.opener.useProcFd) return await this.opener.openPath(checked.real, flags, checked.stats);
+      if (!this.opener.useProcFd) return await this.opener.openPath(checked.real, request);
       const directory = await this.opener.openDirectory(path.dirname(checked.real), undefined);
       try {
-        return await this.opener.openIn(directory, path.basename(checked.real), flags, checked.stats);
+        return await this.opener.openIn(directory, path.basename(checked.real), request);
       } finally {
         // The file is open: the directory's handle has done its work, and its close need not be waited for.
         directory.handle.close().catch(() => undefined);
@@ -347,14 +348,14 @@ export class Sandbox {
     }
   }
 
+  /** Open a directory on the way to `checked`: its canonical path and, when the check saw it, its `lstat`. */
   private async openDirectory(
-    real: string,
-    stats: Stats | undefined,
+    directory: { real: string; stats?: Stats | undefined },
     checked: CheckedPath,
     tool: string,
   ): Promise<OpenDirectory> {
     try {
-      return await this.opener.openDirectory(real, stats);
+      return await this.opener.openDirectory(directory.real, directory.stats);
     } catch (error) {
       throw fsFailure(error, tool, checked.given);
     }
@@ -365,7 +366,7 @@ export class Sandbox {
     const parents = checked.missing.slice(0, -1);
     let current = checked.existingAncestor;
     for (const name of parents) {
-      const directory = await this.openDirectory(current, undefined, checked, tool);
+      const directory = await this.openDirectory({ real: current }, checked, tool);
       try {
         await mkdir(this.opener.pathIn(directory, name), 0o755);
       } catch (error) {
@@ -391,13 +392,13 @@ export class Sandbox {
     throw pathChanged(tool, checked.given);
   }
 
+  /** A walk of a path that is one file: the file itself, read whole when it is small enough. */
   private async walkedFile(
     checked: CheckedPath,
-    stats: Stats,
-    maxFileBytes: number,
-    tool: string,
+    options: { tool: string; maxFileBytes: number },
   ): Promise<WalkedFile> {
-    const skipped = skipReason(stats, maxFileBytes);
+    const { tool, maxFileBytes } = options;
+    const skipped = skipReason(checked.stats!, maxFileBytes);
     if (skipped !== undefined) return { path: checked.display, skipped };
     await this.beforeOpen?.(checked);
     const { handle, stats: opened } = await this.openFile(checked, OPEN_FLAGS.read, tool);
