@@ -180,13 +180,9 @@ export { DefaultRuntime, type RuntimePlugin } from "./loop/runtime-plugin.js";
 export { runStatusOf, stopReasonOf } from "./loop/termination.js";
 export type { McpToolData } from "./mcp/mcp-result.js";
 export { MCP_SDK_PACKAGE } from "./mcp/mcp-sdk.js";
-export {
-  type McpConnectionMode,
-  type McpServerConfig,
-  McpTool,
-  McpToolset,
-  type McpToolsetOptions,
-} from "./mcp/mcp-toolset.js";
+export { McpTool } from "./mcp/mcp-tool.js";
+export { McpToolset } from "./mcp/mcp-toolset.js";
+export type { McpConnectionMode, McpServerConfig, McpToolsetOptions } from "./mcp/mcp-toolset-options.js";
 export type { Memory } from "./memory/memory.js";
 export {
   canRecall,
@@ -250,26 +246,17 @@ export {
   unregisterPlugin,
 } from "./runtime/seam-registries.js";
 export { type RunStreamChunk, RunStreamChunkKind } from "./runtime/stream-chunk.js";
-export {
-  type CheckedPath,
-  DEFAULT_SANDBOX_LIMITS,
-  type ListEntry,
-  type ReadResult,
-  Sandbox,
-  type SandboxAccess,
-  type SandboxLimits,
-  type SandboxMode,
-  type SandboxOptions,
-  type SandboxRoot,
-  type SandboxRootOptions,
-  type WriteResult,
-} from "./sandbox/sandbox.js";
+export type { CheckedPath, SandboxAccess } from "./sandbox/checked-path.js";
+export type { ListEntry } from "./sandbox/directory-entries.js";
+export { type ReadResult, Sandbox, type SandboxOptions, type WriteResult } from "./sandbox/sandbox.js";
+export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "./sandbox/sandbox-limits.js";
 export {
   createSandboxProvider,
   type SandboxProvider,
   type SandboxSettings,
   type WorkspaceContext,
 } from "./sandbox/sandbox-provider.js";
+export type { SandboxMode, SandboxRoot, SandboxRootOptions } from "./sandbox/sandbox-roots.js";
 export { InMemorySessionManager } from "./sessions/in-memory-session-manager.js";
 export type {
   CheckpointStore,

@@ -14,13 +14,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { ModelRequest } from "../src/contracts/language-model.js";
 import type { RuntimeEvent } from "../src/contracts/runtime-event.js";
 import { AsyncEventBus } from "../src/events/async-event-bus.js";
-import {
-  isUnknownSession,
-  type McpConnectionMode,
-  type McpServerConfig,
-  McpToolset,
-  type McpToolsetOptions,
-} from "../src/mcp/mcp-toolset.js";
+import { isUnknownSession } from "../src/mcp/is-unknown-session.js";
+import { McpToolset } from "../src/mcp/mcp-toolset.js";
+import type {
+  McpConnectionMode,
+  McpServerConfig,
+  McpToolsetOptions,
+} from "../src/mcp/mcp-toolset-options.js";
 import { scriptedModel } from "../src/testing/index.js";
 import { eventually, mcpAgentRuntime, mcpTool, mcpToolContext, processRuns } from "./support/mcp-harness.js";
 import {

@@ -7,8 +7,8 @@ import type { ToolContext } from "../src/contracts/tool.js";
 import { AsyncEventBus } from "../src/events/async-event-bus.js";
 import { Runtime } from "../src/index.js";
 import { importMcpSdk, MCP_SDK_PACKAGE } from "../src/mcp/mcp-sdk.js";
-import type { McpToolsetOptions } from "../src/mcp/mcp-toolset.js";
 import { McpToolset } from "../src/mcp/mcp-toolset.js";
+import type { McpToolsetOptions } from "../src/mcp/mcp-toolset-options.js";
 import { getPlugin } from "../src/plugins/plugin-registry.js";
 import { scriptedModel } from "../src/testing/index.js";
 // @ts-expect-error: a plain .mjs test fixture without types

@@ -1,4 +1,4 @@
-import { mcpToolPlugin } from "../mcp/mcp-toolset.js";
+import { mcpToolPlugin } from "../mcp/mcp-tool-plugin.js";
 import { registerBuiltin } from "../plugins/plugin-registry.js";
 import { registerJsonlStore } from "../stores/jsonl/register-jsonl-store.js";
 import { registerPostgresStore } from "../stores/postgres/register-postgres-store.js";

@@ -32,14 +32,16 @@ export function mapMcpResult(
   const texts: string[] = [];
   const content: Record<string, unknown>[] = [];
   const references: ToolResult["artifacts"] = [];
-  const toArtifact = (kind: string, mimeType: unknown, data: unknown, extra: Record<string, unknown>) => {
+  // The payload is what the artifact stores: `mimeType` and `data` (base64), and a resource's `uri`.
+  const toArtifact = (kind: string, payload: { mimeType: unknown; data: unknown; uri?: unknown }) => {
     const id = `mcp-${randomUUID().slice(0, 8)}`;
     const name = `${where.tool}-${references.length + 1}`;
+    const { data } = payload;
     const bytes = typeof data === "string" ? Math.floor((data.length * 3) / 4) : undefined;
     artifacts?.push({
       name,
       kind,
-      payload: { mimeType, data, ...extra },
+      payload,
       metadata: { id, source: "mcp", server: where.server, tool: where.tool },
     });
     references.push(bytes === undefined ? { id, name } : { id, name, bytes });
@@ -55,7 +57,7 @@ export function mapMcpResult(
         content.push({
           type: item.type,
           mimeType: item.mimeType,
-          artifact: toArtifact(item.type, item.mimeType, item.data, {}),
+          artifact: toArtifact(item.type, { mimeType: item.mimeType, data: item.data }),
         });
         break;
       case "resource": {
@@ -72,7 +74,11 @@ export function mapMcpResult(
             type: "resource",
             uri: resource.uri,
             mimeType: resource.mimeType,
-            artifact: toArtifact("resource", resource.mimeType, resource.blob, { uri: resource.uri }),
+            artifact: toArtifact("resource", {
+              mimeType: resource.mimeType,
+              data: resource.blob,
+              uri: resource.uri,
+            }),
           });
         }
         break;

@@ -43,6 +43,12 @@ export interface VerifiedFile {
   readonly stats: Stats;
 }
 
+/** How to open a file, and the `lstat` the check saw of it (undefined for a file about to be created). */
+export interface OpenRequest {
+  readonly flags: number;
+  readonly expected: Stats | undefined;
+}
+
 /** A directory opened and verified to be the checked one; files are opened relative to it. */
 export interface OpenDirectory {
   readonly handle: FileHandle;
@@ -73,12 +79,8 @@ export class VerifiedOpener {
   }
 
   /** Open `name` in an opened directory, refusing a symlink there and, for an existing file, a different one. */
-  async openIn(
-    directory: OpenDirectory,
-    name: string,
-    flags: number,
-    expected: Stats | undefined,
-  ): Promise<VerifiedFile> {
+  async openIn(directory: OpenDirectory, name: string, request: OpenRequest): Promise<VerifiedFile> {
+    const { flags, expected } = request;
     const handle = await this.openOrChanged(this.pathIn(directory, name), flags);
     try {
       return { handle, stats: this.verify(handle, path.join(directory.real, name), expected) };
@@ -89,7 +91,8 @@ export class VerifiedOpener {
   }
 
   /** Open a file by its full canonical path with `O_NOFOLLOW` (without procfs); for an existing file, the same one. */
-  async openPath(real: string, flags: number, expected: Stats | undefined): Promise<VerifiedFile> {
+  async openPath(real: string, request: OpenRequest): Promise<VerifiedFile> {
+    const { flags, expected } = request;
     const handle = await this.openOrChanged(real, flags);
     try {
       return { handle, stats: this.verify(handle, real, expected) };

@@ -1,6 +1,8 @@
 import path from "node:path";
 import type { SandboxConfig } from "../config/app-config-schema.js";
-import { Sandbox, type SandboxLimits, type SandboxOptions, type SandboxRootOptions } from "./sandbox.js";
+import { Sandbox, type SandboxOptions } from "./sandbox.js";
+import type { SandboxLimits } from "./sandbox-limits.js";
+import type { SandboxRootOptions } from "./sandbox-roots.js";
 
 /** What a sandbox needs of a tool call: the run, and the run folder's workspace when there is one. */
 export interface WorkspaceContext {

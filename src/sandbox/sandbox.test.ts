@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { PermissionDeniedError, SandboxError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { procFdAvailable } from "./open-verified.js";
-import { Sandbox, utf8Boundary } from "./sandbox.js";
+import { utf8Boundary } from "./read-at.js";
+import { Sandbox } from "./sandbox.js";
 import {
   createSandboxProvider,
   defaultWorkspaceDir,

@@ -1,46 +1,43 @@
-// Long because the sandbox is one guarded procedure per operation: check, open verified, bound; kept in one place.
-import { lstatSync, type Stats } from "node:fs";
-import { type FileHandle, lstat, mkdir, opendir, realpath, unlink } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { lstat, mkdir, opendir, unlink } from "node:fs/promises";
 import path from "node:path";
-import { SandboxError, ToolError } from "../errors/error-classes.js";
+import { SandboxError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
-import { checkPathInput } from "./check-path-input.js";
-import { isPathWithin, relativeSegments } from "./is-path-within.js";
+import {
+  assertAllowedType,
+  assertDirectory,
+  assertFile,
+  type CheckedPath,
+  checkPath,
+  type SandboxAccess,
+} from "./checked-path.js";
+import {
+  entryType,
+  joinDisplay,
+  type ListEntry,
+  lstatOrUndefined,
+  skipReason,
+  type WalkedFile,
+} from "./directory-entries.js";
 import {
   OPEN_FLAGS,
   type OpenDirectory,
-  PathChangedError,
   procFdAvailable,
   sameFile,
   type VerifiedFile,
   VerifiedOpener,
 } from "./open-verified.js";
+import { readAt, utf8Boundary } from "./read-at.js";
 import { resolveRealPath } from "./resolve-real-path.js";
-
-export type SandboxMode = "ro" | "rw";
-export type SandboxAccess = "read" | "list" | "write" | "delete";
-
-/** A root as configured: an absolute path and whether the agent may change what is under it. */
-export interface SandboxRootOptions {
-  path: string;
-  mode: SandboxMode;
-}
-
-/** Bounds on what one call may read, write or list. */
-export interface SandboxLimits {
-  /** Most bytes one read returns (`max_read_bytes`, default 1 MiB). */
-  maxReadBytes: number;
-  /** Most bytes one write may carry (`max_write_bytes`, default 1 MiB). */
-  maxWriteBytes: number;
-  /** Most entries one listing returns (`max_list_entries`, default 1000). */
-  maxListEntries: number;
-}
-
-export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
-  maxReadBytes: 1024 * 1024,
-  maxWriteBytes: 1024 * 1024,
-  maxListEntries: 1000,
-});
+import { fsFailure, isDirectory, notFound, pathChanged } from "./sandbox-errors.js";
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from "./sandbox-limits.js";
+import {
+  describeAllowed,
+  displayPath,
+  resolveSandboxRoots,
+  type SandboxRoot,
+  type SandboxRootOptions,
+} from "./sandbox-roots.js";
 
 export interface SandboxOptions {
   /** The roots, absolute; relative paths the model gives resolve against the first. */
@@ -55,40 +52,6 @@ export interface SandboxOptions {
    * this window to prove the open refuses what the check did not see.
    */
   beforeOpen?: (target: CheckedPath) => void | Promise<void>;
-}
-
-/** A canonical root of the sandbox. */
-export interface SandboxRoot {
-  readonly real: string;
-  readonly mode: SandboxMode;
-  /** The first root: where relative paths resolve, shown to the model as `.`. */
-  readonly primary: boolean;
-}
-
-/** A path that passed the sandbox's checks for one kind of access. */
-export interface CheckedPath {
-  /** What the model wrote. */
-  readonly given: string;
-  /** The path shown back to the model: relative to the workspace, or absolute under another root. */
-  readonly display: string;
-  /** The canonical host path; never shown to the model. */
-  readonly real: string;
-  readonly root: SandboxRoot;
-  readonly access: SandboxAccess;
-  readonly exists: boolean;
-  /** `lstat` at the check, when it exists: what the open must find again. */
-  readonly stats: Stats | undefined;
-  readonly existingAncestor: string;
-  readonly missing: readonly string[];
-}
-
-export type EntryType = "file" | "directory" | "symlink" | "other";
-
-export interface ListEntry {
-  path: string;
-  type: EntryType;
-  /** Bytes, for files. */
-  size?: number;
 }
 
 export interface ReadResult {
@@ -112,9 +75,6 @@ export interface WriteResult {
   mode: "w" | "a";
 }
 
-/** A file a walk visits: its bytes (bounded), or why it was skipped. */
-export type WalkedFile = { path: string; content: Buffer } | { path: string; skipped: string };
-
 /**
  * The filesystem sandbox. Every path is checked — syntactically, then resolved with all symlinks
  * followed and compared with the roots segment by segment — and every open re-proves that it opened what was
@@ -137,16 +97,7 @@ export class Sandbox {
 
   /** Resolve the roots to their canonical paths (creating a missing read-write one when asked). */
   static async create(options: SandboxOptions): Promise<Sandbox> {
-    if (options.roots.length === 0) throw new TypeError("A sandbox needs at least one root");
-    const roots: SandboxRoot[] = [];
-    for (const [index, root] of options.roots.entries()) {
-      if (!path.isAbsolute(root.path)) throw new TypeError(`Sandbox root '${root.path}' must be absolute`);
-      roots.push({
-        real: await realRoot(root, options.createMissingRoots ?? false),
-        mode: root.mode,
-        primary: index === 0,
-      });
-    }
+    const roots = await resolveSandboxRoots(options.roots, options.createMissingRoots ?? false);
     return new Sandbox(roots, options);
   }
 
@@ -156,49 +107,11 @@ export class Sandbox {
   }
 
   /**
-   * Check a path for one kind of access without opening it: the decision alone, for a policy to consult
-   *. Throws a `SandboxError` for a refusal, a `ToolError` (`fs.*`) when the path cannot be resolved.
+   * Check a path for one kind of access without opening it: the decision alone, for a policy to consult.
+   * Throws a `SandboxError` for a refusal, a `ToolError` (`fs.*`) when the path cannot be resolved.
    */
-  async check(input: unknown, access: SandboxAccess, tool: string): Promise<CheckedPath> {
-    const parsed = checkPathInput(input, tool);
-    const primary = this.roots[0]!;
-    const lexical = parsed.absolute ? parsed.normalized : path.join(primary.real, parsed.normalized);
-    let resolved: Awaited<ReturnType<typeof resolveRealPath>>;
-    try {
-      // A path lexically under a root resolves from the root's real path (known canonical) onwards.
-      resolved = await resolveRealPath(lexical, this.rootOf(lexical)?.real);
-    } catch (error) {
-      throw this.failure(error, tool, parsed.given);
-    }
-    const root = this.rootOf(resolved.real);
-    if (root === undefined) {
-      const throughSymlink = this.rootOf(lexical) !== undefined;
-      throw new SandboxError(
-        `${tool}: '${parsed.given}' is outside the sandbox` +
-          (throughSymlink ? " (a symbolic link on the way leads out of it)" : "") +
-          `. ${this.allowed()}`,
-        { code: ERROR_CODES.SANDBOX_PATH_OUTSIDE, hint: "Only paths under the sandbox roots are allowed" },
-      );
-    }
-    if ((access === "write" || access === "delete") && root.mode !== "rw") {
-      throw new SandboxError(
-        `${tool}: '${parsed.given}' is read-only; it cannot be written or deleted. ${this.allowed()}`,
-        { code: ERROR_CODES.SANDBOX_READ_ONLY, hint: "Write under a root whose mode is 'rw'" },
-      );
-    }
-    const checked: CheckedPath = {
-      given: parsed.given,
-      display: this.display(resolved.real),
-      real: resolved.real,
-      root,
-      access,
-      exists: resolved.exists,
-      stats: resolved.stats,
-      existingAncestor: resolved.existingAncestor,
-      missing: resolved.missing,
-    };
-    if (resolved.stats !== undefined) this.assertAllowedType(resolved.stats, checked, tool);
-    return checked;
+  check(input: unknown, access: SandboxAccess, tool: string): Promise<CheckedPath> {
+    return checkPath(this.roots, input, { access, tool });
   }
 
   /** Read at most `limit` (and `maxReadBytes`) bytes from `offset`; `truncated` says whether more remain. */
@@ -208,11 +121,11 @@ export class Sandbox {
   ): Promise<ReadResult> {
     const { tool } = options;
     const checked = await this.check(input, "read", tool);
-    this.assertFile(checked, tool);
+    assertFile(checked, tool);
     await this.beforeOpen?.(checked);
     const { handle, stats } = await this.openFile(checked, OPEN_FLAGS.read, tool);
     try {
-      this.assertAllowedType(stats, checked, tool);
+      assertAllowedType(stats, checked, tool);
       const totalBytes = stats.size;
       const start = Math.min(Math.max(0, options.offset ?? 0), totalBytes);
       const cap = Math.min(options.limit ?? this.limits.maxReadBytes, this.limits.maxReadBytes);
@@ -265,7 +178,7 @@ export class Sandbox {
     }
     const { handle, stats } = opened;
     try {
-      this.assertAllowedType(stats, checked, tool);
+      assertAllowedType(stats, checked, tool);
       if (!checked.exists && !this.opener.useProcFd) await this.assertCreatedInPlace(stats, checked, tool);
       if (mode === "w" && checked.exists) await handle.truncate(0);
       let written = 0;
@@ -286,17 +199,17 @@ export class Sandbox {
   async deleteFile(input: unknown, options: { tool: string }): Promise<{ path: string }> {
     const { tool } = options;
     const checked = await this.check(input, "delete", tool);
-    this.assertFile(checked, tool);
+    assertFile(checked, tool);
     await this.beforeOpen?.(checked);
-    const directory = await this.openDirectory(path.dirname(checked.real), undefined, checked, tool);
+    const directory = await this.openDirectory({ real: path.dirname(checked.real) }, checked, tool);
     try {
       const target = this.opener.pathIn(directory, path.basename(checked.real));
       const stats = await lstat(target).catch((error: unknown) => {
-        throw this.failure(error, tool, checked.given);
+        throw fsFailure(error, tool, checked.given);
       });
-      if (!stats.isFile() || !sameFile(stats, checked.stats!)) throw changed(tool, checked.given);
+      if (!stats.isFile() || !sameFile(stats, checked.stats!)) throw pathChanged(tool, checked.given);
       await unlink(target).catch((error: unknown) => {
-        throw this.failure(error, tool, checked.given);
+        throw fsFailure(error, tool, checked.given);
       });
       return { path: checked.display };
     } finally {
@@ -312,14 +225,14 @@ export class Sandbox {
     const { tool } = options;
     const max = Math.min(options.maxEntries ?? this.limits.maxListEntries, this.limits.maxListEntries);
     const checked = await this.check(input, "list", tool);
-    this.assertDirectory(checked, tool);
+    assertDirectory(checked, tool);
     await this.beforeOpen?.(checked);
     const entries: ListEntry[] = [];
     const pending = [{ real: checked.real, stats: checked.stats!, display: checked.display }];
     let truncated = false;
     while (pending.length > 0 && !truncated) {
       const current = pending.shift()!;
-      const directory = await this.openDirectory(current.real, current.stats, checked, tool);
+      const directory = await this.openDirectory(current, checked, tool);
       try {
         for await (const entry of await opendir(this.opener.pathOf(directory))) {
           if (entries.length >= max) {
@@ -359,14 +272,14 @@ export class Sandbox {
     const checked = await this.check(input, "read", tool);
     if (!checked.exists) throw notFound(tool, checked.given);
     if (!checked.stats!.isDirectory()) {
-      yield await this.walkedFile(checked, checked.stats!, options.maxFileBytes, tool);
+      yield await this.walkedFile(checked, options);
       return;
     }
     await this.beforeOpen?.(checked);
     const pending = [{ real: checked.real, stats: checked.stats!, display: checked.display }];
     while (pending.length > 0) {
       const current = pending.pop()!;
-      const directory = await this.openDirectory(current.real, current.stats, checked, tool);
+      const directory = await this.openDirectory(current, checked, tool);
       try {
         const names: string[] = [];
         for await (const entry of await opendir(this.opener.pathOf(directory))) names.push(entry.name);
@@ -386,7 +299,7 @@ export class Sandbox {
             continue;
           }
           const file = await this.opener
-            .openIn(directory, name, OPEN_FLAGS.read, stats)
+            .openIn(directory, name, { flags: OPEN_FLAGS.read, expected: stats })
             .catch(() => undefined);
           if (file === undefined) {
             yield { path: display, skipped: "changed while it was opened" };
@@ -411,95 +324,40 @@ export class Sandbox {
 
   /** The path the model is shown for a canonical path under a root. */
   display(real: string): string {
-    const root = this.rootOf(real);
-    if (root === undefined || !root.primary) return real;
-    const segments = relativeSegments(root.real, real);
-    return segments.length === 0 ? "." : segments.join("/");
+    return displayPath(this.roots, real);
   }
 
   /** What the model may touch, in its own terms. */
   allowed(): string {
-    const others = this.roots
-      .filter((root) => !root.primary)
-      .map((root) => `${root.real} (${root.mode === "rw" ? "read-write" : "read-only"})`);
-    const primary = this.roots[0]!;
-    return (
-      `Allowed: paths relative to the workspace (${primary.mode === "rw" ? "read-write" : "read-only"})` +
-      (others.length > 0 ? `, and under ${others.join(", ")}` : "") +
-      "."
-    );
-  }
-
-  /** The most specific root holding a canonical path. */
-  private rootOf(real: string): SandboxRoot | undefined {
-    let best: SandboxRoot | undefined;
-    for (const root of this.roots) {
-      if (isPathWithin(root.real, real) && (best === undefined || root.real.length > best.real.length)) {
-        best = root;
-      }
-    }
-    return best;
-  }
-
-  private assertAllowedType(stats: Stats, checked: CheckedPath, tool: string): void {
-    if (stats.isFile() || stats.isDirectory()) {
-      if (stats.isFile() && stats.nlink > 1) {
-        throw new SandboxError(
-          `${tool}: '${checked.given}' has ${stats.nlink} hard links; such a file may be shared with one ` +
-            "outside the sandbox, so it is not opened.",
-          {
-            code: ERROR_CODES.SANDBOX_HARD_LINK,
-            hint: "Copy the file into the workspace instead of linking it",
-          },
-        );
-      }
-      return;
-    }
-    throw new SandboxError(
-      `${tool}: '${checked.given}' is a ${specialKind(stats)}, not a regular file; it is not opened.`,
-      { code: ERROR_CODES.SANDBOX_SPECIAL_FILE, hint: "Only regular files and directories can be used" },
-    );
-  }
-
-  private assertFile(checked: CheckedPath, tool: string): void {
-    if (!checked.exists) throw notFound(tool, checked.given);
-    if (checked.stats!.isDirectory()) throw isDirectory(tool, checked.given);
-  }
-
-  private assertDirectory(checked: CheckedPath, tool: string): void {
-    if (!checked.exists) throw notFound(tool, checked.given);
-    if (!checked.stats!.isDirectory()) {
-      throw new ToolError(`${tool}: '${checked.given}' is not a directory`, {
-        code: ERROR_CODES.FS_NOT_DIRECTORY,
-      });
-    }
+    return describeAllowed(this.roots);
   }
 
   private async openFile(checked: CheckedPath, flags: number, tool: string): Promise<VerifiedFile> {
+    const request = { flags, expected: checked.stats };
     try {
-      if (!this.opener.useProcFd) return await this.opener.openPath(checked.real, flags, checked.stats);
+      if (!this.opener.useProcFd) return await this.opener.openPath(checked.real, request);
       const directory = await this.opener.openDirectory(path.dirname(checked.real), undefined);
       try {
-        return await this.opener.openIn(directory, path.basename(checked.real), flags, checked.stats);
+        return await this.opener.openIn(directory, path.basename(checked.real), request);
       } finally {
         // The file is open: the directory's handle has done its work, and its close need not be waited for.
         directory.handle.close().catch(() => undefined);
       }
     } catch (error) {
-      throw this.failure(error, tool, checked.given);
+      throw fsFailure(error, tool, checked.given);
     }
   }
 
+  /** Open a directory on the way to `checked`: its canonical path and, when the check saw it, its `lstat`. */
   private async openDirectory(
-    real: string,
-    stats: Stats | undefined,
+    directory: { real: string; stats?: Stats | undefined },
     checked: CheckedPath,
     tool: string,
   ): Promise<OpenDirectory> {
     try {
-      return await this.opener.openDirectory(real, stats);
+      return await this.opener.openDirectory(directory.real, directory.stats);
     } catch (error) {
-      throw this.failure(error, tool, checked.given);
+      throw fsFailure(error, tool, checked.given);
     }
   }
 
@@ -508,12 +366,12 @@ export class Sandbox {
     const parents = checked.missing.slice(0, -1);
     let current = checked.existingAncestor;
     for (const name of parents) {
-      const directory = await this.openDirectory(current, undefined, checked, tool);
+      const directory = await this.openDirectory({ real: current }, checked, tool);
       try {
         await mkdir(this.opener.pathIn(directory, name), 0o755);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "EEXIST") throw changed(tool, checked.given);
-        throw this.failure(error, tool, checked.given);
+        if ((error as NodeJS.ErrnoException).code === "EEXIST") throw pathChanged(tool, checked.given);
+        throw fsFailure(error, tool, checked.given);
       } finally {
         await directory.handle.close();
       }
@@ -531,168 +389,24 @@ export class Sandbox {
     const ours = landed?.stats !== undefined && sameFile(landed.stats, stats);
     if (ours && landed.real === checked.real) return;
     if (ours) await unlink(landed.real).catch(() => undefined);
-    throw changed(tool, checked.given);
+    throw pathChanged(tool, checked.given);
   }
 
-  /** A filesystem error as a typed error whose message holds no host path. */
-  private failure(error: unknown, tool: string, given: string): Error {
-    if (error instanceof SandboxError || error instanceof ToolError) return error;
-    if (error instanceof PathChangedError) return changed(tool, given);
-    switch ((error as NodeJS.ErrnoException).code) {
-      case "ENOENT":
-        return notFound(tool, given);
-      case "ENOTDIR":
-        return new ToolError(`${tool}: a component of '${given}' is a file, not a directory`, {
-          code: ERROR_CODES.FS_NOT_DIRECTORY,
-        });
-      case "EISDIR":
-        return isDirectory(tool, given);
-      case "EACCES":
-      case "EPERM":
-        return new ToolError(`${tool}: the operating system denied access to '${given}'`, {
-          code: ERROR_CODES.FS_ACCESS_DENIED,
-        });
-      case "ELOOP":
-        return new SandboxError(`${tool}: '${given}' runs into a loop of symbolic links`, {
-          code: ERROR_CODES.SANDBOX_INVALID_PATH,
-        });
-      case "ENXIO":
-        return new SandboxError(`${tool}: '${given}' is a FIFO or socket, not a regular file`, {
-          code: ERROR_CODES.SANDBOX_SPECIAL_FILE,
-        });
-      default:
-        return new ToolError(
-          `${tool}: '${given}' failed (${(error as NodeJS.ErrnoException).code ?? "unknown error"})`,
-          { cause: error },
-        );
-    }
-  }
-
+  /** A walk of a path that is one file: the file itself, read whole when it is small enough. */
   private async walkedFile(
     checked: CheckedPath,
-    stats: Stats,
-    maxFileBytes: number,
-    tool: string,
+    options: { tool: string; maxFileBytes: number },
   ): Promise<WalkedFile> {
-    const skipped = skipReason(stats, maxFileBytes);
+    const { tool, maxFileBytes } = options;
+    const skipped = skipReason(checked.stats!, maxFileBytes);
     if (skipped !== undefined) return { path: checked.display, skipped };
     await this.beforeOpen?.(checked);
     const { handle, stats: opened } = await this.openFile(checked, OPEN_FLAGS.read, tool);
     try {
-      this.assertAllowedType(opened, checked, tool);
+      assertAllowedType(opened, checked, tool);
       return { path: checked.display, content: await readAt(handle, 0, Math.min(opened.size, maxFileBytes)) };
     } finally {
       await handle.close();
     }
-  }
-}
-
-async function realRoot(root: SandboxRootOptions, create: boolean): Promise<string> {
-  let failure: NodeJS.ErrnoException;
-  try {
-    return await realpath(root.path);
-  } catch (error) {
-    failure = error as NodeJS.ErrnoException;
-  }
-  if (failure.code === "ENOENT" && create && root.mode === "rw") {
-    try {
-      await mkdir(root.path, { recursive: true });
-      return await realpath(root.path);
-    } catch (error) {
-      failure = error as NodeJS.ErrnoException;
-    }
-  }
-  // The model sees the message; the host path goes to the hint and the context, for people.
-  throw new SandboxError(
-    `A ${root.mode === "rw" ? "read-write" : "read-only"} root of the sandbox is not available (${failure.code ?? "error"}); ` +
-      "no file can be used there until it is fixed.",
-    {
-      code: ERROR_CODES.SANDBOX_ROOT_MISSING,
-      hint: `Create '${root.path}' or fix sandbox.roots in the agent's config`,
-      context: { root: root.path },
-      cause: failure,
-    },
-  );
-}
-
-/** Read up to `length` bytes at `position`, looping over short reads. */
-async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(Math.max(0, length));
-  let filled = 0;
-  while (filled < buffer.length) {
-    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, position + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled === buffer.length ? buffer : buffer.subarray(0, filled);
-}
-
-/** The end of the last whole UTF-8 character in `buffer`, so a cut read never splits one. */
-export function utf8Boundary(buffer: Buffer): number {
-  let index = buffer.length - 1;
-  let continuation = 0;
-  while (index >= 0 && continuation < 3 && (buffer[index]! & 0xc0) === 0x80) {
-    index--;
-    continuation++;
-  }
-  if (index < 0) return buffer.length;
-  const lead = buffer[index]!;
-  const width = lead < 0x80 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-  return continuation + 1 >= width ? buffer.length : index;
-}
-
-function skipReason(stats: Stats, maxFileBytes: number): string | undefined {
-  if (stats.isSymbolicLink()) return "symbolic link (not followed)";
-  if (!stats.isFile()) return specialKind(stats);
-  if (stats.nlink > 1) return "has more than one hard link";
-  if (stats.size > maxFileBytes) return `larger than ${maxFileBytes} bytes`;
-  return undefined;
-}
-
-function entryType(stats: Stats): EntryType {
-  if (stats.isFile()) return "file";
-  if (stats.isDirectory()) return "directory";
-  if (stats.isSymbolicLink()) return "symlink";
-  return "other";
-}
-
-function specialKind(stats: Stats): string {
-  if (stats.isFIFO()) return "FIFO";
-  if (stats.isSocket()) return "socket";
-  if (stats.isCharacterDevice()) return "character device";
-  if (stats.isBlockDevice()) return "block device";
-  if (stats.isSymbolicLink()) return "symbolic link";
-  return "special file";
-}
-
-function joinDisplay(parent: string, name: string): string {
-  return parent === "." ? name : `${parent}/${name}`;
-}
-
-function notFound(tool: string, given: string): ToolError {
-  return new ToolError(`${tool}: '${given}' does not exist`, { code: ERROR_CODES.FS_NOT_FOUND });
-}
-
-function isDirectory(tool: string, given: string): ToolError {
-  return new ToolError(`${tool}: '${given}' is a directory`, { code: ERROR_CODES.FS_IS_DIRECTORY });
-}
-
-function changed(tool: string, given: string): SandboxError {
-  return new SandboxError(
-    `${tool}: '${given}' changed while it was being opened (a symbolic link or another file was put in its ` +
-      "place); nothing was read or written.",
-    { code: ERROR_CODES.SANDBOX_PATH_CHANGED, hint: "Something else is changing the workspace concurrently" },
-  );
-}
-
-/**
- * `lstat` of a listed name, or undefined when it went away meanwhile. Synchronous like the path checks: a few µs
- * against tens for a trip to the thread pool per entry (decision 0004).
- */
-function lstatOrUndefined(target: string): Stats | undefined {
-  try {
-    return lstatSync(target);
-  } catch {
-    return undefined;
   }
 }

@@ -2,7 +2,8 @@ import type { LanguageModel } from "../../src/contracts/language-model.js";
 import type { RunArtifact } from "../../src/contracts/run-types.js";
 import type { ToolContext } from "../../src/contracts/tool.js";
 import type { AsyncEventBus } from "../../src/events/async-event-bus.js";
-import type { McpTool, McpToolset } from "../../src/mcp/mcp-toolset.js";
+import type { McpTool } from "../../src/mcp/mcp-tool.js";
+import type { McpToolset } from "../../src/mcp/mcp-toolset.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 
 /**

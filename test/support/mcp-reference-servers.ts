@@ -4,7 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { loadMcpSdk, type McpSdk, type McpTransportLike } from "../../src/mcp/mcp-sdk.js";
-import type { McpServerConfig } from "../../src/mcp/mcp-toolset.js";
+import type { McpServerConfig } from "../../src/mcp/mcp-toolset-options.js";
 
 /**
  * The MCP reference servers from npm (`@modelcontextprotocol/server-everything` and `server-filesystem`, dev

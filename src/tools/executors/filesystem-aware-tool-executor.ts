@@ -8,7 +8,7 @@ import type {
 } from "../../contracts/tool.js";
 import { ToolError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
-import type { SandboxAccess } from "../../sandbox/sandbox.js";
+import type { SandboxAccess } from "../../sandbox/checked-path.js";
 import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
 import { executeStreamOf } from "../execute-tool-call.js";
 

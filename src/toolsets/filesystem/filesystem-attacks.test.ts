@@ -19,8 +19,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Tool, ToolContext } from "../../contracts/tool.js";
 import { ERROR_CODES } from "../../errors/error-codes.js";
 import { KeelError } from "../../errors/keel-error.js";
+import type { CheckedPath } from "../../sandbox/checked-path.js";
 import { procFdAvailable } from "../../sandbox/open-verified.js";
-import { type CheckedPath, Sandbox } from "../../sandbox/sandbox.js";
+import { Sandbox } from "../../sandbox/sandbox.js";
 import { createFilesystemToolset } from "./filesystem-toolset.js";
 
 /**

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Tool } from "../../contracts/tool.js";
 import type { PluginDefinition, PluginFactoryContext } from "../../plugins/plugin-registry.js";
-import { DEFAULT_SANDBOX_LIMITS } from "../../sandbox/sandbox.js";
+import { DEFAULT_SANDBOX_LIMITS } from "../../sandbox/sandbox-limits.js";
 import {
   createSandboxProvider,
   type SandboxProvider,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Tool, ToolResult } from "../../contracts/tool.js";
-import type { ListEntry } from "../../sandbox/sandbox.js";
+import type { ListEntry } from "../../sandbox/directory-entries.js";
 import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
 import { defineTool } from "../../tools/define-tool.js";
 import { okResult } from "./tool-result.js";
