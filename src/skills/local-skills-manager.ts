@@ -98,10 +98,14 @@ export class LocalSkillsManager implements SkillsManager {
     const skillDir = skill.summary.path;
     const text = await readFile(path.join(skillDir, "SKILL.md"), "utf8");
     const references: SkillReference[] = [{ path: "SKILL.md", content: parseSkillDocument(text).body }];
-    await collectReferences(skillDir, path.join(skillDir, "references"), references, new Set());
+    await collectReferences(
+      { skillDir, found: references, visited: new Set() },
+      path.join(skillDir, "references"),
+    );
     return references;
   }
 
+  // biome-ignore lint/complexity/useMaxParams: this is the skills seam's published signature, shared by every SkillsManager
   async runSkill(
     sessionId: string,
     skillName: string,
@@ -363,12 +367,18 @@ async function resolveEntry(skillName: string, skillDir: string, entry: string):
   return modulePath;
 }
 
-async function collectReferences(
-  skillDir: string,
-  directory: string,
-  into: SkillReference[],
-  visited: Set<string>,
-): Promise<void> {
+/** What stays the same while one skill's references tree is walked. */
+interface ReferenceWalk {
+  /** Nothing outside this directory may be read, even through a symlink. */
+  readonly skillDir: string;
+  /** References found so far, in the order they are read. */
+  readonly found: SkillReference[];
+  /** Real paths of directories already read. */
+  readonly visited: Set<string>;
+}
+
+async function collectReferences(walk: ReferenceWalk, directory: string): Promise<void> {
+  const { skillDir, found, visited } = walk;
   let entries: Dirent[];
   try {
     const real = await realpath(directory);
@@ -398,7 +408,7 @@ async function collectReferences(
     }
     const info = await stat(real);
     if (info.isDirectory()) {
-      await collectReferences(skillDir, entryPath, into, visited);
+      await collectReferences(walk, entryPath);
     } else if (info.isFile()) {
       if (info.size > MAX_SKILL_REFERENCE_BYTES) {
         getLogger().debug(
@@ -407,7 +417,7 @@ async function collectReferences(
         continue;
       }
       const relative = path.relative(skillDir, entryPath).split(path.sep).join("/");
-      into.push({ path: relative, content: await readFile(real, "utf8") });
+      found.push({ path: relative, content: await readFile(real, "utf8") });
     }
   }
 }

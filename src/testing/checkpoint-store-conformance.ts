@@ -57,13 +57,15 @@ export function describeCheckpointStoreCases(suite: SessionStoreSuite): void {
   describe("checkpoint commits (stores with commitCheckpoint only)", () => {
     const say = (content: string): Message => ({ role: "user", content });
     const contents = (messages: readonly Message[]) => messages.map((message) => message.content);
-    const event = (runId: string, sessionId: string, sequence: number, payload = {}): RuntimeEvent =>
+    /** The run a commit is for: the session it belongs to and its own id. */
+    type RunOf = Pick<CheckpointCommit, "sessionId" | "runId">;
+    const event = (run: RunOf, sequence: number, payload = {}): RuntimeEvent =>
       new RuntimeEvent(
         "step.started",
         { step: sequence, ...payload },
         1_700_000_000_000 + sequence,
-        runId,
-        sessionId,
+        run.runId,
+        run.sessionId,
         "agent",
         sequence,
       );
@@ -98,19 +100,15 @@ export function describeCheckpointStoreCases(suite: SessionStoreSuite): void {
       ];
       // The same history written both ways: events (a retried one among them), a rewritten tail, a checkpoint
       // created twice.
-      const steps = ({ sessionId, runId }: { sessionId: string; runId: string }) => [
+      const steps = (run: RunOf) => [
         {
-          events: [event(runId, sessionId, 1), event(runId, sessionId, 2)],
+          events: [event(run, 1), event(run, 2)],
           messages: { fromIndex: 0, items: [say("a"), say("b"), say("c")] },
           checkpoint: checkpoint("cp-1", { step: 1 }, 3),
         },
         {
           // Sequence 2 again, with another payload: stored already, so skipped; 3 and 4 are new.
-          events: [
-            event(runId, sessionId, 2, { retried: true }),
-            event(runId, sessionId, 3),
-            event(runId, sessionId, 4),
-          ],
+          events: [event(run, 2, { retried: true }), event(run, 3), event(run, 4)],
           messages: { fromIndex: 2, items: [say("C"), say("d")] },
           checkpoint: checkpoint("cp-2", { step: 2 }, 4),
         },
@@ -157,7 +155,7 @@ export function describeCheckpointStoreCases(suite: SessionStoreSuite): void {
       await store.commitCheckpoint({
         sessionId,
         runId,
-        events: [event(runId, sessionId, 1)],
+        events: [event({ sessionId, runId }, 1)],
         messages: { fromIndex: 0, items: [say("a"), say("b")] },
         checkpoint: checkpoint("kept", { step: 1 }, 2),
       });
@@ -167,7 +165,7 @@ export function describeCheckpointStoreCases(suite: SessionStoreSuite): void {
           .commitCheckpoint({
             sessionId,
             runId,
-            events: [event(runId, sessionId, 2), event(runId, sessionId, 3)],
+            events: [event({ sessionId, runId }, 2), event({ sessionId, runId }, 3)],
             messages: { fromIndex, items: [say("x")] },
             checkpoint: checkpoint("refused", { step: 2 }, 3),
           })
@@ -186,7 +184,7 @@ export function describeCheckpointStoreCases(suite: SessionStoreSuite): void {
         store.commitCheckpoint({
           sessionId: newSession,
           runId: newRun,
-          events: [event(newRun, newSession, 1)],
+          events: [event({ sessionId: newSession, runId: newRun }, 1)],
           messages: { fromIndex: 1, items: [say("x")] },
           checkpoint: checkpoint("refused"),
         }),
@@ -205,7 +203,7 @@ export function describeCheckpointStoreCases(suite: SessionStoreSuite): void {
       const commit: CheckpointCommit = {
         sessionId,
         runId,
-        events: [event(runId, sessionId, 1)],
+        events: [event({ sessionId, runId }, 1)],
         messages: null,
         checkpoint: checkpoint("no-messages", { step: 1 }, 3),
       };

@@ -231,7 +231,7 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
   /** Append events (ascending sequences) to the run's log with one write; the events are kept, not copied. */
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.writeRun(runId, (entry) => this.runLines(runId, entry, events, null));
+    await this.writeRun(runId, (entry) => this.runLines(runId, entry, { events, messages: null }));
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */
@@ -247,7 +247,9 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
    * now, in the run file's queue, so no write can slip in between. The messages are kept, not copied.
    */
   async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
-    await this.writeRun(runId, (entry) => this.runLines(runId, entry, [], { fromIndex, items: messages }));
+    await this.writeRun(runId, (entry) =>
+      this.runLines(runId, entry, { events: [], messages: { fromIndex, items: messages } }),
+    );
   }
 
   /**
@@ -260,9 +262,9 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
    * refused index writes nothing anywhere.
    */
   async commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint> {
-    const { runId, events, messages } = commit;
+    const { runId } = commit;
     const stored = stampCheckpoint(commit.checkpoint);
-    await this.writeRun(runId, (entry) => this.runLines(runId, entry, events, messages));
+    await this.writeRun(runId, (entry) => this.runLines(runId, entry, commit));
     return this.writeCheckpoint(commit.sessionId, stored);
   }
 
@@ -314,12 +316,8 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
    * stored already, and are skipped (sequences only rise). A transcript gap throws, before anything is written.
    * Nothing to cut and nothing to add writes no `messages` line, like an empty batch of events.
    */
-  private runLines(
-    runId: string,
-    entry: RunEntry,
-    events: readonly RuntimeEvent[],
-    messages: { fromIndex: number; items: readonly Message[] } | null,
-  ): RunWrite {
+  private runLines(runId: string, entry: RunEntry, change: RunChange): RunWrite {
+    const { events, messages } = change;
     const stored = entry.events;
     const last = stored.length === 0 ? 0 : stored[stored.length - 1]!.sequence;
     const fresh =
@@ -373,7 +371,7 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
     try {
       await this.serial(path, async () => {
         const entry = await this.freshSession(sessionId);
-        await this.append(path, this.sessionsDir, entry.mark, lines);
+        await this.append({ path, dir: this.sessionsDir, mark: entry.mark }, lines);
         apply(entry);
       });
     } finally {
@@ -392,7 +390,7 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
     current.state = state;
     const json = JSON.stringify(state);
     if (json === current.stateJson && current.mark.exists) return;
-    await this.append(this.sessionPath(sessionId), this.sessionsDir, current.mark, [
+    await this.append({ path: this.sessionPath(sessionId), dir: this.sessionsDir, mark: current.mark }, [
       this.line("state", json),
     ]);
     current.stateJson = json;
@@ -427,7 +425,7 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
       const entry = await this.freshRun(runId);
       const { lines, apply } = write(entry);
       if (lines.length === 0) return;
-      await this.append(path, this.runsDir, entry.mark, lines);
+      await this.append({ path, dir: this.runsDir, mark: entry.mark }, lines);
       apply(entry);
     });
   }
@@ -448,7 +446,8 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
    * too, and the mark is spoiled so the next access re-reads the file. The handle is kept for the next append
    * when it is still open on the file `mark` saw (same inode); a file that was missing is opened anew.
    */
-  private async append(path: string, dir: string, mark: JsonlFileMark, lines: string[]): Promise<void> {
+  private async append(file: AppendTarget, lines: string[]): Promise<void> {
+    const { path, dir, mark } = file;
     if (mark.exists && mark.goodLength < mark.size) await truncate(path, mark.goodLength);
     let made = this.madeDirs.get(dir);
     if (made === undefined) {
@@ -511,10 +510,21 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
   }
 }
 
+/** Events to append and transcript messages to write (null: none), as a checkpoint commit carries them. */
+type RunChange = Pick<CheckpointCommit, "events" | "messages">;
+
 /** Lines for a run's file, and the change they make to its cached entry once written. */
 interface RunWrite {
   lines: string[];
   apply: (entry: RunEntry) => void;
+}
+
+/** A file to append to: its path, the directory to create first, and what this process last saw of it. */
+interface AppendTarget {
+  path: string;
+  dir: string;
+  /** Advanced in place by the append. */
+  mark: JsonlFileMark;
 }
 
 /** True when the file is not what `mark` says: another process wrote, truncated or deleted it. */

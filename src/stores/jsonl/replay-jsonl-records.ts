@@ -1,6 +1,7 @@
 import type { Message } from "../../contracts/message.js";
 import type { RunRecord } from "../../contracts/run-types.js";
 import { RuntimeEvent } from "../../contracts/runtime-event.js";
+import type { KeelError } from "../../errors/keel-error.js";
 import type { SessionArtifact, SessionCheckpoint } from "../../sessions/session-manager.js";
 import { corruptRecordError, type JsonlFileMark, type JsonlRecord } from "./read-jsonl-file.js";
 
@@ -39,14 +40,14 @@ export function loadSession(
     mark: contents.mark,
   };
   for (const { type, data, line } of contents.records) {
-    const value = objectData(path, line, data);
+    const at: RecordLine = { path, line };
+    const value = objectData(at, data);
     if (type === "state") entry.state = value;
-    else if (type === "message")
-      entry.messages.push(withString(path, line, value, "role") as unknown as Message);
+    else if (type === "message") entry.messages.push(withString(at, value, "role") as unknown as Message);
     else if (type === "artifact")
-      entry.artifacts.push(withString(path, line, value, "name") as unknown as SessionArtifact);
+      entry.artifacts.push(withString(at, value, "name") as unknown as SessionArtifact);
     else {
-      const checkpoint = withString(path, line, value, "checkpointId") as unknown as SessionCheckpoint;
+      const checkpoint = withString(at, value, "checkpointId") as unknown as SessionCheckpoint;
       entry.checkpoints.set(checkpoint.checkpointId, checkpoint);
     }
   }
@@ -58,18 +59,19 @@ export function loadSession(
 export function loadRun(path: string, contents: { records: JsonlRecord[]; mark: JsonlFileMark }): RunEntry {
   const entry: RunEntry = { record: null, events: [], messages: [], mark: contents.mark };
   for (const { type, data, line } of contents.records) {
-    const value = objectData(path, line, data);
+    const at: RecordLine = { path, line };
+    const value = objectData(at, data);
     if (type === "record") {
-      entry.record = withString(path, line, value, "runId") as unknown as RunRecord;
+      entry.record = withString(at, value, "runId") as unknown as RunRecord;
       continue;
     }
     if (type === "messages") {
-      replayMessages(path, line, value, entry.messages);
+      replayMessages(at, value, entry.messages);
       continue;
     }
-    const event = withString(path, line, value, "kind");
+    const event = withString(at, value, "kind");
     if (typeof event.sequence !== "number" || typeof event.timestampMs !== "number") {
-      throw corruptRecordError(path, line, "an event needs numeric sequence and timestampMs");
+      throw corrupt(at, "an event needs numeric sequence and timestampMs");
     }
     entry.events.push(
       new RuntimeEvent(
@@ -90,43 +92,47 @@ export function loadRun(path: string, contents: { records: JsonlRecord[]; mark: 
  * Apply one `messages` line, `{"fromIndex":k,"messages":[…]}`: cut the transcript to `k` messages, then append.
  * The store never writes a `k` beyond the length before it, so one here is damage, not a torn write.
  */
-function replayMessages(path: string, line: number, value: Record<string, unknown>, stored: Message[]): void {
+function replayMessages(at: RecordLine, value: Record<string, unknown>, stored: Message[]): void {
   const { fromIndex, messages } = value;
   if (typeof fromIndex !== "number" || !Number.isInteger(fromIndex) || fromIndex < 0) {
-    throw corruptRecordError(path, line, "messages need a non-negative integer fromIndex");
+    throw corrupt(at, "messages need a non-negative integer fromIndex");
   }
   if (fromIndex > stored.length) {
-    throw corruptRecordError(
-      path,
-      line,
+    throw corrupt(
+      at,
       `messages from index ${fromIndex} would leave a gap after the ${stored.length} before them`,
     );
   }
-  if (!Array.isArray(messages)) throw corruptRecordError(path, line, "messages is not an array");
+  if (!Array.isArray(messages)) throw corrupt(at, "messages is not an array");
   for (const message of messages) {
     if (typeof message !== "object" || message === null || Array.isArray(message)) {
-      throw corruptRecordError(path, line, "a message is not a JSON object");
+      throw corrupt(at, "a message is not a JSON object");
     }
-    withString(path, line, message as Record<string, unknown>, "role");
+    withString(at, message as Record<string, unknown>, "role");
   }
   stored.length = fromIndex;
   for (const message of messages) stored.push(message as Message);
 }
 
-function objectData(path: string, line: number, data: unknown): Record<string, unknown> {
+/** Where a record sits: its file and its 1-based line, which every corrupt-record error names. */
+interface RecordLine {
+  readonly path: string;
+  readonly line: number;
+}
+
+function corrupt(at: RecordLine, reason: string): KeelError {
+  return corruptRecordError(at.path, at.line, reason);
+}
+
+function objectData(at: RecordLine, data: unknown): Record<string, unknown> {
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    throw corruptRecordError(path, line, "data is not a JSON object");
+    throw corrupt(at, "data is not a JSON object");
   }
   return data as Record<string, unknown>;
 }
 
-function withString(
-  path: string,
-  line: number,
-  value: Record<string, unknown>,
-  key: string,
-): Record<string, unknown> {
-  if (typeof value[key] !== "string") throw corruptRecordError(path, line, `data has no string "${key}"`);
+function withString(at: RecordLine, value: Record<string, unknown>, key: string): Record<string, unknown> {
+  if (typeof value[key] !== "string") throw corrupt(at, `data has no string "${key}"`);
   return value;
 }
 

@@ -35,7 +35,7 @@ export async function acquireAdvisorySessionLock(
   try {
     await client.query(`set lock_timeout = ${Math.max(0, Math.floor(options.lockTimeoutMs))}`);
     if (signal === undefined) await client.query("select pg_advisory_lock(hashtext($1))", [key]);
-    else await pollAdvisoryLock(client, key, signal, options.lockTimeoutMs);
+    else await pollAdvisoryLock(client, key, { signal, lockTimeoutMs: options.lockTimeoutMs });
   } catch (error) {
     client.off("error", onError);
     const aborted = signal?.aborted === true && error === signal.reason;
@@ -70,9 +70,9 @@ export async function acquireAdvisorySessionLock(
 async function pollAdvisoryLock(
   client: PoolClient,
   key: string,
-  signal: AbortSignal,
-  lockTimeoutMs: number,
+  wait: { signal: AbortSignal; lockTimeoutMs: number },
 ): Promise<void> {
+  const { signal, lockTimeoutMs } = wait;
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     if (signal.aborted) throw signal.reason;

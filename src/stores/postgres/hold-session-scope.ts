@@ -18,6 +18,13 @@ export interface SessionScopeStore {
   readonly held: Map<string, HeldScope>;
 }
 
+/** Which session a scope holds, the token that lets a nested call re-enter it, and the caller's abort signal. */
+export interface ScopeHold {
+  readonly sessionId: string;
+  readonly token: symbol;
+  readonly signal: AbortSignal | undefined;
+}
+
 /**
  * Run `fn` holding the session across processes: take the advisory lock, load the state (creating the session
  * as the in-memory store does), run `fn`, write the state back, unlock. The caller already holds the session in
@@ -25,11 +32,10 @@ export interface SessionScopeStore {
  */
 export async function holdSessionScope<T>(
   store: SessionScopeStore,
-  sessionId: string,
-  token: symbol,
+  hold: ScopeHold,
   fn: (scope: SessionScope) => Promise<T>,
-  signal: AbortSignal | undefined,
 ): Promise<T> {
+  const { sessionId, token, signal } = hold;
   const lock = await acquireAdvisorySessionLock(store.lockPool, `${store.schema}:${sessionId}`, {
     lockTimeoutMs: store.lockTimeoutMs,
     where: store.where,
@@ -45,11 +51,11 @@ export async function holdSessionScope<T>(
         result = await fn({ sessionId, state, token });
       } catch (error) {
         // Like the in-memory store, a failed scope still persists what it changed before failing.
-        await saveState(store, lock.client, sessionId, state).catch(() => {});
+        await saveState(store, lock.client, { sessionId, state }).catch(() => {});
         throw error;
       }
       // Through the lock's own connection: if it died, the lock is gone too and the write must not land.
-      await saveState(store, lock.client, sessionId, state);
+      await saveState(store, lock.client, { sessionId, state });
       return result;
     } finally {
       store.held.delete(sessionId);
@@ -87,9 +93,9 @@ async function loadState(
 async function saveState(
   store: SessionScopeStore,
   client: PoolClient,
-  sessionId: string,
-  state: Record<string, unknown>,
+  session: Pick<SessionScope, "sessionId" | "state">,
 ): Promise<void> {
+  const { sessionId, state } = session;
   // An update, not an upsert: a session deleted inside its own scope stays deleted.
   await withConflictRetry(
     () =>

@@ -127,7 +127,7 @@ export class PostgresSessionManager implements SessionManager, CheckpointCommitt
       hold: async (token) => {
         await this.ready();
         const store = { ...this.scopeStore, lockPool: this.lockPool as Pool };
-        return holdSessionScope(store, sessionId, token, fn, options.signal);
+        return holdSessionScope(store, { sessionId, token, signal: options.signal }, fn);
       },
     });
   }

@@ -88,18 +88,20 @@ function isConnectionFailure(error: unknown, code: string | undefined, message: 
   );
 }
 
+/** How many times a statement the server aborted for a conflict is run again before the failure is reported. */
+const CONFLICT_RETRIES = 3;
+
 /** Run one statement, retrying serialization failures and deadlocks a few times; failures come out typed. */
 export async function withConflictRetry<R>(
   run: () => Promise<R>,
   where: string,
   operation: string,
-  retries = 3,
 ): Promise<R> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await run();
     } catch (error) {
-      if (!isConflict(error) || attempt >= retries) throw toStoreError(error, where, operation);
+      if (!isConflict(error) || attempt >= CONFLICT_RETRIES) throw toStoreError(error, where, operation);
       // Jittered backoff, so two writers that collided do not collide again in lockstep.
       await new Promise((done) => setTimeout(done, 5 * 2 ** attempt * (1 + Math.random())));
     }

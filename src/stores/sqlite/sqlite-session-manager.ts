@@ -22,7 +22,7 @@ import {
 import { stampCheckpoint } from "../../sessions/session-records.js";
 import { transcriptBound } from "../../sessions/transcript-bound.js";
 import { acquireSessionLockRow, makeLockOwner } from "./acquire-session-lock-row.js";
-import { checkSqliteRow } from "./check-sqlite-row.js";
+import { checkSqliteRow, type SqliteRowLocation } from "./check-sqlite-row.js";
 import {
   openSqliteDatabase,
   type SqliteBindingName,
@@ -139,17 +139,16 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
       fn,
       options,
       defaultQueueSize: this.queueSize,
-      hold: (token) => this.holdSession(sessionId, token, fn, options.signal),
+      hold: (token) => this.holdSession({ sessionId, token, signal: options.signal }, fn),
     });
   }
 
   /** Take the session's lock row, load its state, run `fn`, write the state back, let go of the row. */
   private async holdSession<T>(
-    sessionId: string,
-    token: symbol,
+    hold: { sessionId: string; token: symbol; signal: AbortSignal | undefined },
     fn: (scope: SessionScope) => Promise<T>,
-    signal: AbortSignal | undefined,
   ): Promise<T> {
+    const { sessionId, token, signal } = hold;
     const db = await this.ready();
     const unlock = await acquireSessionLockRow(db, sessionId, { owner: this.owner, signal }).catch(
       (error: unknown) => {
@@ -164,7 +163,10 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
         const row = this.stmt("SELECT state, schema_version FROM sessions WHERE session_id = ?").get(
           sessionId,
         );
-        return this.parse<Record<string, unknown>>(row?.schema_version, row?.state, "sessions", sessionId);
+        return this.parse<Record<string, unknown>>(row?.schema_version, row?.state, {
+          table: "sessions",
+          key: sessionId,
+        });
       });
       this.held.set(sessionId, { token, state });
       try {
@@ -197,7 +199,10 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     return this.run("getState", () => {
       const row = this.stmt("SELECT state, schema_version FROM sessions WHERE session_id = ?").get(sessionId);
       if (row === undefined) return {};
-      return this.parse<Record<string, unknown>>(row.schema_version, row.state, "sessions", sessionId);
+      return this.parse<Record<string, unknown>>(row.schema_version, row.state, {
+        table: "sessions",
+        key: sessionId,
+      });
     });
   }
 
@@ -295,12 +300,10 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
         "SELECT body, schema_version FROM checkpoints WHERE session_id = ? AND checkpoint_id = ?",
       ).get(sessionId, checkpointId);
       if (row === undefined) return null;
-      return this.parse<SessionCheckpoint>(
-        row.schema_version,
-        row.body,
-        "checkpoints",
-        `${sessionId}/${checkpointId}`,
-      );
+      return this.parse<SessionCheckpoint>(row.schema_version, row.body, {
+        table: "checkpoints",
+        key: `${sessionId}/${checkpointId}`,
+      });
     });
   }
 
@@ -342,7 +345,9 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     await this.ready();
     return this.run("getRun", () => {
       const row = this.stmt("SELECT body, schema_version FROM runs WHERE run_id = ?").get(runId);
-      return row === undefined ? null : this.parse<RunRecord>(row.schema_version, row.body, "runs", runId);
+      return row === undefined
+        ? null
+        : this.parse<RunRecord>(row.schema_version, row.body, { table: "runs", key: runId });
     });
   }
 
@@ -355,7 +360,9 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
          WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR status = ?2) ORDER BY ord`,
       )
         .all(filter.sessionId ?? null, filter.status ?? null)
-        .map((row) => this.parse<RunRecord>(row.schema_version, row.body, "runs", String(row.run_id))),
+        .map((row) =>
+          this.parse<RunRecord>(row.schema_version, row.body, { table: "runs", key: String(row.run_id) }),
+        ),
     );
   }
 
@@ -377,12 +384,10 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
         .all(runId, options.afterSequence ?? null)
         .map((row) => {
           const sequence = Number(row.sequence);
-          const body = this.parse<StoredEvent>(
-            row.schema_version,
-            row.body,
-            "run_events",
-            `${runId}#${sequence}`,
-          );
+          const body = this.parse<StoredEvent>(row.schema_version, row.body, {
+            table: "run_events",
+            key: `${runId}#${sequence}`,
+          });
           return eventOfRow(body, sequence);
         }),
     );
@@ -426,7 +431,10 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
       )
         .all(runId, transcriptBound(options.length))
         .map((row) =>
-          this.parse<Message>(row.schema_version, row.body, "run_messages", `${runId}#${String(row.idx)}`),
+          this.parse<Message>(row.schema_version, row.body, {
+            table: "run_messages",
+            key: `${runId}#${String(row.idx)}`,
+          }),
         ),
     );
   }
@@ -554,12 +562,15 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     return this.run(`load ${table}`, () =>
       this.stmt(`SELECT seq, body, schema_version FROM ${table} WHERE session_id = ? ORDER BY seq`)
         .all(sessionId)
-        .map((row) => this.parse<T>(row.schema_version, row.body, table, `${sessionId}#${String(row.seq)}`)),
+        .map((row) =>
+          this.parse<T>(row.schema_version, row.body, { table, key: `${sessionId}#${String(row.seq)}` }),
+        ),
     );
   }
 
-  private parse<T>(version: unknown, body: unknown, table: string, key: string): T {
-    return checkSqliteRow<T>(version, body, { dbPath: this.dbPath, table, key });
+  /** Check and parse a stored row's JSON, naming its table and key (the store adds its file) when refused. */
+  private parse<T>(version: unknown, body: unknown, where: Omit<SqliteRowLocation, "dbPath">): T {
+    return checkSqliteRow<T>(version, body, { dbPath: this.dbPath, ...where });
   }
 
   private closedError(): KeelError {
