@@ -79,7 +79,8 @@ describe.each(STORES)("decisions from other processes ($type)", (kind: StoreKind
   };
 
   /** Run one process with `actions` for the run `name` in the store `which`; its results, one per action. */
-  const child = async (name: string, role: string, actions: Action[], which = "cross") => {
+  const child = async (process: { name: string; role: string; which?: string }, actions: Action[]) => {
+    const { name, role, which = "cross" } = process;
     // The flow's run is durable, so that its stored transcript is the whole run's; a run that is not durable
     // stores its transcript only with the checkpoints it writes when it suspends.
     mkdirSync(dir, { recursive: true });
@@ -97,7 +98,11 @@ describe.each(STORES)("decisions from other processes ($type)", (kind: StoreKind
 
   beforeAll(async () => {
     // The same script, run and decided in one process, in a store of its own.
-    const { spec, results } = await child("flow", "one", [START, DECIDE_P2, DECIDE_P1], "reference");
+    const { spec, results } = await child({ name: "flow", role: "one", which: "reference" }, [
+      START,
+      DECIDE_P2,
+      DECIDE_P1,
+    ]);
     expect(results.map((result) => result.stopReason)).toEqual(["suspended", "suspended", "completed"]);
     reference.result = results[2]!;
     expect(reference.result.finalOutput).toBe(FINAL_OUTPUT);
@@ -108,7 +113,7 @@ describe.each(STORES)("decisions from other processes ($type)", (kind: StoreKind
   }, 60_000);
 
   it("A suspends and exits, B decides one call, C the other: the run ends as it does in one process", async () => {
-    const a = await child("flow", "A", [START]);
+    const a = await child({ name: "flow", role: "A" }, [START]);
     const { runId, sessionId, ledger } = a.spec;
     expect(a.results[0]).toMatchObject({ stopReason: "suspended", sessionId });
     expect(a.results[0]!.pendingToolCalls.map((call) => [call.toolCallId, call.toolId, call.params])).toEqual(
@@ -129,7 +134,7 @@ describe.each(STORES)("decisions from other processes ($type)", (kind: StoreKind
       });
     });
 
-    const b = await child("flow", "B", [DECIDE_P2]);
+    const b = await child({ name: "flow", role: "B" }, [DECIDE_P2]);
     expect(b.results[0]).toMatchObject({ stopReason: "suspended", finalOutput: null });
     expect(b.results[0]!.pendingToolCalls.map((call) => call.toolCallId)).toEqual(["p1"]);
     expect(readLedger(ledger)).toEqual(["a1:add@A", "p2:pay@B"]);
@@ -140,7 +145,7 @@ describe.each(STORES)("decisions from other processes ($type)", (kind: StoreKind
       });
     });
 
-    const c = await child("flow", "C", [DECIDE_P1]);
+    const c = await child({ name: "flow", role: "C" }, [DECIDE_P1]);
     expect(c.results[0]).toEqual({ ...reference.result, sessionId });
     // Each tool ran once, in the process that decided it; in the order of the one-process run.
     const ledgerLines = readLedger(ledger);
@@ -175,12 +180,12 @@ describe.each(STORES)("decisions from other processes ($type)", (kind: StoreKind
   }, 60_000);
 
   it("refuses a decision for an unknown call, or a batch holding one, in another process and changes nothing", async () => {
-    const a = await child("refused", "A", [START]);
+    const a = await child({ name: "refused", role: "A" }, [START]);
     const { runId, sessionId, ledger } = a.spec;
     expect(a.results[0]!.stopReason).toBe("suspended");
     const before = await withStore(kind, "cross", (store) => snapshot(store, runId, sessionId));
 
-    const b = await child("refused", "B", [
+    const b = await child({ name: "refused", role: "B" }, [
       { decide: [{ toolCallId: "zz", action: "approve" }] },
       // One bad decision refuses the whole batch: p2 is not approved either.
       {
@@ -201,7 +206,7 @@ describe.each(STORES)("decisions from other processes ($type)", (kind: StoreKind
     expect(readLedger(ledger)).toEqual(["a1:add@A"]);
 
     // The run still takes its decisions.
-    const c = await child("refused", "C", [DECIDE_P2, DECIDE_P1]);
+    const c = await child({ name: "refused", role: "C" }, [DECIDE_P2, DECIDE_P1]);
     expect(c.results.map((result) => result.stopReason)).toEqual(["suspended", "completed"]);
     expect(c.results[1]!.finalOutput).toBe(FINAL_OUTPUT);
   }, 60_000);

@@ -26,14 +26,12 @@ export async function t1ToolCalls({ quick, log }) {
     writeFileSync(path.join(ws, "f.txt"), CONTENT);
     const reps = quick ? 2 : 7;
     const timing = { minRuns: quick ? 200 : 2000, minMs: quick ? 50 : 300 };
-    const direct = await measureDirect(ws, reps, timing, log);
-    const runs = await measureRuns(
-      base,
-      ws,
+    const direct = await measureDirect(ws, { reps, timing, log });
+    const runs = await measureRuns(base, ws, {
       reps,
-      { minRuns: quick ? 10 : 50, minMs: quick ? 50 : 300 },
+      timing: { minRuns: quick ? 10 : 50, minMs: quick ? 50 : 300 },
       log,
-    );
+    });
     return [...direct, ...runs];
   } finally {
     rmSync(base, { recursive: true, force: true });
@@ -41,7 +39,7 @@ export async function t1ToolCalls({ quick, log }) {
 }
 
 /** Calls per implementation, interleaved per repetition; median µs per call. */
-async function measureDirect(ws, reps, timing, log) {
+async function measureDirect(ws, { reps, timing, log }) {
   const ctx = { runId: "bench", sessionId: "bench", signal: new AbortController().signal, artifacts: [] };
   const toolset = createFilesystemToolset({ sandbox: { roots: [{ path: ws, mode: "rw" }] } });
   const tools = Object.fromEntries(toolset.tools().map((tool) => [tool.name, tool]));
@@ -92,7 +90,7 @@ async function measureDirect(ws, reps, timing, log) {
 }
 
 /** The 10-step `read_file` run with run folders off and on, interleaved; median µs per model call. */
-async function measureRuns(base, ws, reps, timing, log) {
+async function measureRuns(base, ws, { reps, timing, log }) {
   const model = readLoopModel();
   const runtimeWith = (runFolders) =>
     Runtime.fromDict({

@@ -333,7 +333,9 @@ describe("the built keel bin", () => {
 
 describe("keel runs", () => {
   it("lists the runs of a persistent store, filtered by session and status, readable or as JSON", async () => {
-    const path = await storedConfig("stored.json", [{ text: "one" }, { text: "two" }], join(dir(), "store"));
+    const path = await storedConfig("stored.json", [{ text: "one" }, { text: "two" }], {
+      root: join(dir(), "store"),
+    });
     expect((await cli(["run", path, "first", "--session", "s1"])).code).toBe(0);
     expect((await cli(["run", path, "second", "--session", "s2"])).code).toBe(0);
 
@@ -367,7 +369,7 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
   let runId: string;
 
   beforeAll(async () => {
-    path = await storedConfig("durable.json", script, root());
+    path = await storedConfig("durable.json", script, { root: root() });
     const run = await cli(["run", path, "add 2 and 40", "--durable"]);
     expect(run.code).toBe(0);
     runId = runIdOf(run.out);
@@ -441,7 +443,9 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
   it("branches a new run from an earlier checkpoint and streams it to completion", async () => {
     // A process's scripted model starts at its first turn; a real model would answer from the transcript, which
     // holds step 1 already. This script is that answer.
-    const branchPath = await storedConfig("durable-branch.json", [{ text: "The sum is 42." }], root());
+    const branchPath = await storedConfig("durable-branch.json", [{ text: "The sum is 42." }], {
+      root: root(),
+    });
     const { code, out, err } = await cli(["resume", branchPath, `${runId}:step:2`, "--branch"]);
     expect(err).toBe("");
     expect(code).toBe(0);
@@ -457,7 +461,9 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
   });
 
   it("streams a resumed run as JSON chunks, run.finished last", async () => {
-    const branchPath = await storedConfig("durable-json.json", [{ text: "The sum is 42." }], root());
+    const branchPath = await storedConfig("durable-json.json", [{ text: "The sum is 42." }], {
+      root: root(),
+    });
     // From the step in flight: the branch runs add itself, then answers.
     const { code, out } = await cli(["resume", branchPath, `${runId}:step:1`, "--json", "--branch"]);
     expect(code).toBe(0);
@@ -485,14 +491,20 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
   });
 
   it("refuses a checkpoint of another agent shape, or of an agent the config lacks", async () => {
-    const otherTools = await storedConfig("durable-other-tools.json", script, root(), {
-      tools: TOOLS.slice(0, 1),
+    const otherTools = await storedConfig("durable-other-tools.json", script, {
+      root: root(),
+      extra: {
+        tools: TOOLS.slice(0, 1),
+      },
     });
     const changed = await cli(["resume", otherTools, `${runId}:step:3`]);
     expect(changed).toMatchObject({ code: 2, out: "" });
     expect(changed.err).toMatch(/^checkpoint\.agent_mismatch: .* with other tools, pattern or model\nhint: /);
 
-    const otherAgent = await storedConfig("durable-other-agent.json", script, root(), { id: "helper" });
+    const otherAgent = await storedConfig("durable-other-agent.json", script, {
+      root: root(),
+      extra: { id: "helper" },
+    });
     const missing = await cli(["resume", otherAgent, `${runId}:step:3`]);
     expect(missing).toMatchObject({ code: 2, out: "" });
     expect(missing.err).toBe(

@@ -13,7 +13,7 @@ const { dir, config, storedConfig, cli } = cliHarness("keel-cli-decide-");
 
 /** The echo model (`llm` without a script), the runs in a jsonl_file store. */
 const echoConfig = (name: string) =>
-  storedConfig(name, [], join(dir(), "store"), { llm: { provider: "mock" } });
+  storedConfig(name, [], { root: join(dir(), "store"), extra: { llm: { provider: "mock" } } });
 
 const runIdOf = (out: string) => /run ([0-9a-f-]{36})\n$/.exec(out)?.[1] ?? "";
 
@@ -155,18 +155,16 @@ describe("keel run, suspended, then keel decide from another shell", () => {
 
   it("--always approves the tool's later calls in the run without asking", async () => {
     const root = join(dir(), "store");
-    const path = await storedConfig(
-      "decide-always.json",
-      [{ tool_calls: [{ id: "p1", name: "pay" }] }],
-      root,
-    );
+    const path = await storedConfig("decide-always.json", [{ tool_calls: [{ id: "p1", name: "pay" }] }], {
+      root: root,
+    });
     const run = await cli(["run", path, "pay twice"]);
     expect(run.code).toBe(2);
     // A process's scripted model starts at its first turn; this script is the model's answer after p1.
     const after = await storedConfig(
       "decide-always-2.json",
       [{ tool_calls: [{ id: "p2", name: "pay", arguments: { query: "again" } }] }, { text: "both paid" }],
-      root,
+      { root: root },
     );
     const { code, out } = await cli(["decide", after, runIdOf(run.out), "p1", "approve", "--always"]);
     expect(code).toBe(0);
@@ -237,7 +235,7 @@ describe("keel run on a terminal", () => {
   });
 
   it("leaves the calls undecided and exits 2 when the input ends", async () => {
-    const path = await storedConfig("tty-eof.json", script, join(dir(), "store"));
+    const path = await storedConfig("tty-eof.json", script, { root: join(dir(), "store") });
     const { prompt, questions } = fakePrompt([]);
     const { code, err } = await cli(["run", path, "pay my bills"], { isTTY: true, prompt });
     expect(code).toBe(2);

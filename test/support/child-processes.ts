@@ -129,16 +129,11 @@ export function spawnChild(script: string, buildDir: string, spec: unknown): Chi
   return child;
 }
 
-/** Run a child to its end, exit code 0, and return the JSON of each line it printed as `@@<tag> <json>`. */
-export async function runChild(
-  script: string,
-  buildDir: string,
-  spec: unknown,
-  tag = "result",
-): Promise<unknown[]> {
+/** Run a child to its end, exit code 0, and return the JSON of each line it printed as `@@result <json>`. */
+export async function runChild(script: string, buildDir: string, spec: unknown): Promise<unknown[]> {
   const child = spawnChild(script, buildDir, spec);
   const code = await child.exit;
-  const prefix = `@@${tag} `;
+  const prefix = "@@result ";
   const lines = child.stdout.split("\n").filter((text) => text.startsWith(prefix));
   if (code !== 0 || lines.length === 0) {
     throw new Error(

@@ -84,9 +84,9 @@ export function cliHarness(prefix = "keel-cli-") {
   async function storedConfig(
     name: string,
     script: unknown[],
-    root: string,
-    extra: Record<string, unknown> = {},
+    store: { root: string; extra?: Record<string, unknown> },
   ) {
+    const { root, extra = {} } = store;
     const path = await config(name, script, extra);
     const withStore = JSON.parse(readFileSync(path, "utf8"));
     withStore.session = { type: "jsonl_file", config: { root_dir: root } };
