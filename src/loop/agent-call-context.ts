@@ -4,7 +4,6 @@ import type { RunRequest, RunResult, RunUsage } from "../contracts/run-types.js"
 import type { RunContext } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import { RunEventBus } from "../events/run-event-bus.js";
 import { MiddlewareTermination } from "../middleware/middleware-termination.js";
 import { createRunContext } from "./create-run-context.js";
 import type { RunLoopInput } from "./run-loop-input.js";
@@ -179,7 +178,7 @@ function emptyContext(input: RunLoopInput, usage: RunUsage): RunContext {
     tools: agent.tools,
     model: agent.model,
     modelOptions: agent.modelOptions,
-    eventBus: new RunEventBus(input.log),
+    log: input.log,
     toolExecutor: agent.toolExecutor,
     usage,
   });

@@ -3,6 +3,8 @@ import type { Message } from "../contracts/message.js";
 import type { RunArtifact, RunRequest, RunUsage } from "../contracts/run-types.js";
 import type { EventBus } from "../contracts/runtime-event.js";
 import type { RunContext, Tool, ToolExecutor, ToolResultRecord } from "../contracts/tool.js";
+import { RunEventBus } from "../events/run-event-bus.js";
+import type { RunEventLog } from "../events/run-event-log.js";
 import type { SessionArtifact } from "../sessions/session-manager.js";
 
 /**
@@ -34,6 +36,12 @@ class RunContextRecord implements RunContext {
     return this.lazyFragments;
   }
 
+  /** The run's view of the bus (what is emitted on it goes into the run's log); most runs never read it. */
+  get eventBus(): EventBus {
+    if (this.lazyBus === null) this.lazyBus = new RunEventBus(this.log);
+    return this.lazyBus;
+  }
+
   get artifacts(): RunArtifact[] {
     if (this.lazyArtifacts === null) this.lazyArtifacts = [];
     return this.lazyArtifacts;
@@ -57,7 +65,8 @@ class RunContextRecord implements RunContext {
   readonly tools: Readonly<Record<string, Tool>>;
   readonly llmClient: LanguageModel;
   readonly llmOptions: ModelCallOptions;
-  readonly eventBus: EventBus;
+  private readonly log: RunEventLog;
+  private lazyBus: EventBus | null = null;
   readonly runRequest: RunRequest;
   readonly toolExecutor: ToolExecutor;
   readonly usage: RunUsage;
@@ -72,7 +81,7 @@ class RunContextRecord implements RunContext {
     this.tools = input.tools;
     this.llmClient = input.model;
     this.llmOptions = input.modelOptions;
-    this.eventBus = input.eventBus;
+    this.log = input.log;
     this.runRequest = input.request;
     this.toolExecutor = input.toolExecutor;
     this.usage = input.usage;
@@ -92,7 +101,8 @@ export interface RunContextInput {
   tools: Readonly<Record<string, Tool>>;
   model: LanguageModel;
   modelOptions: ModelCallOptions;
-  eventBus: EventBus;
+  /** The run's log: `ctx.eventBus` is its view of the bus, made on first read. */
+  log: RunEventLog;
   toolExecutor: ToolExecutor;
   usage: RunUsage;
 }

@@ -12,7 +12,6 @@ import {
 import type { RunContext } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import { RunEventBus } from "../events/run-event-bus.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { Pattern } from "../patterns/pattern.js";
@@ -141,7 +140,7 @@ async function runBody(
     tools: agent.tools,
     model: agent.model,
     modelOptions: agent.modelOptions,
-    eventBus: new RunEventBus(log),
+    log,
     toolExecutor: agent.toolExecutor,
     usage,
   });
