@@ -7,6 +7,20 @@ export type { StickyAction, ToolDecision };
 /** Where session-wide sticky decisions live in the session's state. */
 export const SESSION_STICKY_KEY = "keel:stickyDecisions";
 
+/** The decision that sticks for a tool across the session's runs (`always: "session"`), if any. */
+export function sessionStickyDecision(
+  state: Record<string, unknown>,
+  toolId: string,
+): StickyAction | undefined {
+  return (state[SESSION_STICKY_KEY] as Record<string, StickyAction> | undefined)?.[toolId];
+}
+
+/** Make a decision stick for the tool in the session's state, for this run and the session's next ones. */
+export function stickToSession(state: Record<string, unknown>, toolId: string, action: StickyAction): void {
+  const session = (state[SESSION_STICKY_KEY] ?? {}) as Record<string, StickyAction>;
+  state[SESSION_STICKY_KEY] = { ...session, [toolId]: action };
+}
+
 const ACTIONS: ReadonlySet<string> = new Set(["approve", "deny", "result"]);
 
 /**

@@ -1,5 +1,6 @@
 import type { HookContext, Phase, ToolCallState } from "../contracts/hook.js";
 import type { Message } from "../contracts/message.js";
+import type { RunRequest } from "../contracts/run-types.js";
 import type { RunContext, Tool } from "../contracts/tool.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
@@ -9,6 +10,17 @@ import type { StickyAction } from "./decisions.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 import type { CheckpointPhase } from "./run-state.js";
 import type { ToolCallContext } from "./tool-call-context.js";
+
+/** What a run driver is made of. */
+export interface RunDriverInit {
+  agent: ResolvedAgent;
+  ctx: RunContext;
+  log: RunEventLog;
+  scope: CancelScope;
+  limits: RunLimits;
+  /** The run's whole request (default `ctx.runRequest`, which lacks the kwargs buckets). */
+  request?: RunRequest;
+}
 
 export interface RunLimits {
   maxSteps: number;

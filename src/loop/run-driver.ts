@@ -25,30 +25,19 @@ import { captureRunState, type RunProgress } from "./capture-run-state.js";
 import { callThroughChatMiddleware } from "./chat-model-call.js";
 import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { hasLazyContainers } from "./create-run-context.js";
-import { SESSION_STICKY_KEY, type StickyAction } from "./decisions.js";
+import { type StickyAction, sessionStickyDecision, stickToSession } from "./decisions.js";
 import { FunctionInvocationContext } from "./function-invocation-context.js";
 import { ModelCallRequest } from "./model-call-request.js";
 import { PhaseContext } from "./phase-context.js";
 import { readModelStream } from "./read-model-stream.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
-import type { RunDriverView, RunLimits } from "./run-driver-view.js";
+import type { RunDriverInit, RunDriverView, RunLimits } from "./run-driver-view.js";
 import { TerminateRun } from "./run-signals.js";
 import type { CheckpointPhase, StopConditionMemory } from "./run-state.js";
 import { stepSignature } from "./stop-conditions.js";
 import { ToolCallContext, type ToolCallHost } from "./tool-call-context.js";
 import { toOutcomes } from "./tool-call-outcome.js";
 import { executeToolStage } from "./tool-stage.js";
-
-/** What a run driver is made of. */
-export interface RunDriverInit {
-  agent: ResolvedAgent;
-  ctx: RunContext;
-  log: RunEventLog;
-  scope: CancelScope;
-  limits: RunLimits;
-  /** The run's whole request (default `ctx.runRequest`, which lacks the kwargs buckets). */
-  request?: RunRequest;
-}
 
 /**
  * The run loop's side of a pattern: it brackets steps, passes every model call and tool call through the
@@ -76,7 +65,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   /** A durable run's last tool results are not checkpointed yet; the next boundary must write them. */
   owesCheckpoint = false;
   /** Decisions applied in this run, by id. */
-  decisionIds: string[] = EMPTY_IDS as string[];
+  decisionIds: string[] = EMPTY as string[];
   /** Decisions that stick for later calls of a tool in this run. */
   sticky: Map<string, StickyAction> | null = null;
   private consecutiveErrors = 0;
@@ -192,18 +181,12 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   stickyDecision(toolId: string): StickyAction | undefined {
     const own = this.sticky?.get(toolId);
     if (own !== undefined) return own;
-    const session = this.ctx.state[SESSION_STICKY_KEY] as Record<string, StickyAction> | undefined;
-    return session?.[toolId];
+    return sessionStickyDecision(this.ctx.state, toolId);
   }
 
   /** Record a decision that sticks for later calls of its tool. */
   stick(toolId: string, action: StickyAction, scope: true | "session"): void {
-    if (scope === "session") {
-      const state = this.ctx.state;
-      const session = (state[SESSION_STICKY_KEY] ?? {}) as Record<string, StickyAction>;
-      state[SESSION_STICKY_KEY] = { ...session, [toolId]: action };
-      return;
-    }
+    if (scope === "session") return stickToSession(this.ctx.state, toolId, action);
     if (this.sticky === null) this.sticky = new Map();
     this.sticky.set(toolId, action);
   }
@@ -587,12 +570,10 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   }
 
   /** Take the last structured-output failure for the pattern to show the model. */
-  takeValidationError(): { attempt: number; message: string; expectedSchema: unknown } | undefined {
+  takeValidationError(): ValidationNote | undefined {
     const ctx = this.ctx;
     if (hasLazyContainers(ctx) && !ctx.hasScratch) return undefined;
-    const last = ctx.scratch.lastValidationError as
-      | { attempt: number; message: string; expectedSchema: unknown }
-      | undefined;
+    const last = ctx.scratch.lastValidationError as ValidationNote | undefined;
     if (last !== undefined) delete ctx.scratch.lastValidationError;
     return last;
   }
@@ -602,12 +583,13 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   }
 }
 
+type ValidationNote = { attempt: number; message: string; expectedSchema: unknown };
+
 let toolCallCounter = 0;
 const EMPTY: readonly string[] = Object.freeze([]);
 const EMPTY_CALLS: readonly ToolCall[] = Object.freeze([]);
 const EMPTY_STATES: readonly ToolCallState[] = Object.freeze([]);
 const EMPTY_SET: ReadonlySet<string> = new Set();
-const EMPTY_IDS: readonly string[] = Object.freeze([]);
 
 function noop(): void {}
 
