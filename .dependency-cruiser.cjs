@@ -109,6 +109,16 @@ module.exports = {
       from: { path: "^src/", pathNot: `^src/loop/resume/|${TESTS}` },
       to: { path: "^src/loop/resume/", pathNot: "^src/loop/resume/index\\.ts$" },
     },
+    {
+      name: "entries-without-optional-peers",
+      comment:
+        "keel and keel/testing load and type-check with none of the optional peers installed: what needs one " +
+        "(keel/ai-sdk, keel/testing/conformance) is an entry of its own. pg is left out: the postgres store " +
+        "uses its types inside, and none of them reaches a declaration (test/packed-package.test.ts checks that).",
+      severity: "error",
+      from: { path: "^src/(index|testing/index)\\.ts$" },
+      to: { path: "node_modules/(@ai-sdk|@modelcontextprotocol|vitest|libsql)/", reachable: true },
+    },
     ...layerRules,
   ],
   options: {

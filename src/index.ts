@@ -207,12 +207,6 @@ export {
   type MiddlewareTerminationOptions,
 } from "./middleware/middleware-termination.js";
 export { computeCost, type ModelPricing, PRICE_TABLE, resolvePricing } from "./models/pricing.js";
-export {
-  type AiSdkLanguageModel,
-  type AiSdkModelOptions,
-  fromAiSdk,
-} from "./models/providers/ai-sdk/ai-sdk-model.js";
-export type { AiSdkCallSettings } from "./models/providers/ai-sdk/to-ai-sdk-call.js";
 export { EchoModel } from "./models/providers/mock/echo-model.js";
 export { BasePattern } from "./patterns/base-pattern.js";
 export type {

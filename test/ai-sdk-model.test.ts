@@ -1,7 +1,8 @@
 import type { LanguageModelV2StreamPart, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import { fromAiSdk, LLMRateLimitError, Runtime } from "../src/index.js";
+import { LLMRateLimitError, Runtime } from "../src/index.js";
+import { fromAiSdk } from "../src/models/providers/ai-sdk/index.js";
 import { MockLanguageModelV2, v2Stream, v2Usage, v3Stream, v3Usage } from "./support/ai-sdk-mocks.js";
 import { FakeClock } from "./support/fake-model-server.js";
 import { addTool, collect } from "./support/harness.js";

@@ -101,7 +101,6 @@ describe("public API", () => {
         "defineTool",
         "expandEnv",
         "formatConfigError",
-        "fromAiSdk",
         "getLogger",
         "getPlugin",
         "isBackgroundTool",
@@ -149,16 +148,27 @@ describe("public API", () => {
     expect(Object.keys(testing).sort()).toMatchInlineSnapshot(`
       [
         "ScriptedModel",
-        "describeContextAssemblerConformance",
-        "describeEventBusConformance",
-        "describeLanguageModelConformance",
-        "describeMemoryConformance",
-        "describeSessionManagerConformance",
-        "describeSkillsManagerConformance",
-        "describeToolExecutorConformance",
         "scriptedModel",
       ]
     `);
+  });
+
+  it("keel/testing/conformance", async () => {
+    const conformance = await import("../src/testing/conformance.js");
+    expect(Object.keys(conformance).sort()).toEqual([
+      "describeContextAssemblerConformance",
+      "describeEventBusConformance",
+      "describeLanguageModelConformance",
+      "describeMemoryConformance",
+      "describeSessionManagerConformance",
+      "describeSkillsManagerConformance",
+      "describeToolExecutorConformance",
+    ]);
+  });
+
+  it("keel/ai-sdk", async () => {
+    const aiSdk = await import("../src/models/providers/ai-sdk/index.js");
+    expect(Object.keys(aiSdk).sort()).toEqual(["fromAiSdk"]);
   });
 
   it("keel/stores/postgres", async () => {
@@ -176,7 +186,14 @@ describe("public API", () => {
 
   it("package.json exports the built entries and the bin", async () => {
     const { default: manifest } = await import("../package.json", { with: { type: "json" } });
-    expect(Object.keys(manifest.exports)).toEqual([".", "./testing", "./stores/postgres", "./package.json"]);
+    expect(Object.keys(manifest.exports)).toEqual([
+      ".",
+      "./testing",
+      "./testing/conformance",
+      "./ai-sdk",
+      "./stores/postgres",
+      "./package.json",
+    ]);
     expect(manifest.bin).toEqual({ keel: "./dist/cli/main.js" });
     expect(manifest.type).toBe("module");
     expect(manifest.engines.node).toBe(">=20.19");

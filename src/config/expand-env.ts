@@ -8,6 +8,9 @@ import { ConfigLoadError } from "../errors/error-classes.js";
 // A `${` with no closing brace, or with something other than a variable name inside, does not match and stays.
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
+/** The variables references are looked up in (`process.env` by default), typed without Node's type definitions. */
+export type EnvVariables = Readonly<Record<string, string | undefined>>;
+
 /** One replaced reference: where it was in the original text and where its value is in the expanded text. */
 export interface EnvReplacement {
   sourceStart: number;
@@ -26,7 +29,7 @@ export interface ExpandedText {
  * Like {@link expandEnv}, but also returns where each reference was replaced (a JSON error found after
  * expansion is reported at its place in the file the user wrote).
  */
-export function expandEnvDetailed(text: string, env: NodeJS.ProcessEnv = process.env): ExpandedText {
+export function expandEnvDetailed(text: string, env: EnvVariables = process.env): ExpandedText {
   const replacements: EnvReplacement[] = [];
   let expanded = "";
   let last = 0;
@@ -61,7 +64,7 @@ export function expandEnvDetailed(text: string, env: NodeJS.ProcessEnv = process
 }
 
 /** Replace `${VAR}` and `${VAR:-default}`; an unset variable without a default is a `ConfigLoadError` naming it. */
-export function expandEnv(text: string, env: NodeJS.ProcessEnv = process.env): string {
+export function expandEnv(text: string, env: EnvVariables = process.env): string {
   return expandEnvDetailed(text, env).text;
 }
 

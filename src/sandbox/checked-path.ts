@@ -1,9 +1,9 @@
-import type { Stats } from "node:fs";
 import path from "node:path";
 import { SandboxError, ToolError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { checkPathInput } from "./check-path-input.js";
 import { specialKind } from "./directory-entries.js";
+import type { FileStats } from "./file-stats.js";
 import { resolveRealPath } from "./resolve-real-path.js";
 import { fsFailure, isDirectory, notFound } from "./sandbox-errors.js";
 import { describeAllowed, displayPath, rootOf, type SandboxRoot } from "./sandbox-roots.js";
@@ -22,7 +22,7 @@ export interface CheckedPath {
   readonly access: SandboxAccess;
   readonly exists: boolean;
   /** `lstat` at the check, when it exists: what the open must find again. */
-  readonly stats: Stats | undefined;
+  readonly stats: FileStats | undefined;
   readonly existingAncestor: string;
   readonly missing: readonly string[];
 }
@@ -80,7 +80,7 @@ export async function checkPath(
 }
 
 /** Regular files (with one hard link) and directories pass; anything else is refused. */
-export function assertAllowedType(stats: Stats, checked: CheckedPath, tool: string): void {
+export function assertAllowedType(stats: FileStats, checked: CheckedPath, tool: string): void {
   if (stats.isFile() || stats.isDirectory()) {
     if (stats.isFile() && stats.nlink > 1) {
       throw new SandboxError(

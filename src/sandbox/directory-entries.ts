@@ -1,4 +1,5 @@
-import { lstatSync, type Stats } from "node:fs";
+import { lstatSync } from "node:fs";
+import type { FileStats } from "./file-stats.js";
 
 export type EntryType = "file" | "directory" | "symlink" | "other";
 
@@ -10,9 +11,9 @@ export interface ListEntry {
 }
 
 /** A file a walk visits: its bytes (bounded), or why it was skipped. */
-export type WalkedFile = { path: string; content: Buffer } | { path: string; skipped: string };
+export type WalkedFile = { path: string; content: Uint8Array } | { path: string; skipped: string };
 
-export function entryType(stats: Stats): EntryType {
+export function entryType(stats: FileStats): EntryType {
   if (stats.isFile()) return "file";
   if (stats.isDirectory()) return "directory";
   if (stats.isSymbolicLink()) return "symlink";
@@ -20,7 +21,7 @@ export function entryType(stats: Stats): EntryType {
 }
 
 /** What a file that is neither regular nor a directory is, in words. */
-export function specialKind(stats: Stats): string {
+export function specialKind(stats: FileStats): string {
   if (stats.isFIFO()) return "FIFO";
   if (stats.isSocket()) return "socket";
   if (stats.isCharacterDevice()) return "character device";
@@ -30,7 +31,7 @@ export function specialKind(stats: Stats): string {
 }
 
 /** Why a walk does not read a file, or undefined when it does. */
-export function skipReason(stats: Stats, maxFileBytes: number): string | undefined {
+export function skipReason(stats: FileStats, maxFileBytes: number): string | undefined {
   if (stats.isSymbolicLink()) return "symbolic link (not followed)";
   if (!stats.isFile()) return specialKind(stats);
   if (stats.nlink > 1) return "has more than one hard link";
@@ -47,7 +48,7 @@ export function joinDisplay(parent: string, name: string): string {
  * `lstat` of a listed name, or undefined when it went away meanwhile. Synchronous like the path checks: a few µs
  * against tens for a trip to the thread pool per entry (decision 0004).
  */
-export function lstatOrUndefined(target: string): Stats | undefined {
+export function lstatOrUndefined(target: string): FileStats | undefined {
   try {
     return lstatSync(target);
   } catch {

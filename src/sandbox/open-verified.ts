@@ -1,6 +1,7 @@
 import { constants, existsSync, fstatSync, readlinkSync, type Stats } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import path from "node:path";
+import type { FileStats } from "./file-stats.js";
 
 const PROC_FD = "/proc/self/fd";
 
@@ -33,7 +34,7 @@ export class PathChangedError extends Error {
  * Whether two stats are of the same file: device and inode, and — since a freed inode number is soon given to
  * a new file — the same birth time where the filesystem records one.
  */
-export function sameFile(a: Stats, b: Stats): boolean {
+export function sameFile(a: FileStats, b: FileStats): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.birthtimeMs === b.birthtimeMs;
 }
 
@@ -46,7 +47,7 @@ export interface VerifiedFile {
 /** How to open a file, and the `lstat` the check saw of it (undefined for a file about to be created). */
 export interface OpenRequest {
   readonly flags: number;
-  readonly expected: Stats | undefined;
+  readonly expected: FileStats | undefined;
 }
 
 /** A directory opened and verified to be the checked one; files are opened relative to it. */
@@ -67,7 +68,7 @@ export class VerifiedOpener {
   constructor(readonly useProcFd: boolean) {}
 
   /** Open the directory at `real` (a canonical path) and make sure it is the one `expected` describes. */
-  async openDirectory(real: string, expected: Stats | undefined): Promise<OpenDirectory> {
+  async openDirectory(real: string, expected: FileStats | undefined): Promise<OpenDirectory> {
     const handle = await this.openOrChanged(real, OPEN_FLAGS.directory);
     try {
       this.verify(handle, real, expected);
@@ -132,7 +133,7 @@ export class VerifiedOpener {
   }
 
   /** The opened file's `fstat`, once it is shown to be the checked one. */
-  private verify(handle: FileHandle, real: string, expected: Stats | undefined): Stats {
+  private verify(handle: FileHandle, real: string, expected: FileStats | undefined): Stats {
     // Synchronous on purpose: each asks the kernel about an open descriptor (a few µs), where a trip to the
     // thread pool costs tens (decision 0004).
     const stats = fstatSync(handle.fd);

@@ -1,4 +1,3 @@
-import type { Stats } from "node:fs";
 import { lstat, mkdir, opendir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { SandboxError } from "../errors/error-classes.js";
@@ -19,6 +18,7 @@ import {
   skipReason,
   type WalkedFile,
 } from "./directory-entries.js";
+import type { FileStats } from "./file-stats.js";
 import {
   OPEN_FLAGS,
   type OpenDirectory,
@@ -350,7 +350,7 @@ export class Sandbox {
 
   /** Open a directory on the way to `checked`: its canonical path and, when the check saw it, its `lstat`. */
   private async openDirectory(
-    directory: { real: string; stats?: Stats | undefined },
+    directory: { real: string; stats?: FileStats | undefined },
     checked: CheckedPath,
     tool: string,
   ): Promise<OpenDirectory> {
@@ -384,7 +384,7 @@ export class Sandbox {
    * directory on the way was swapped for a symlink, the empty file this call just created (`O_EXCL`: ours
    * alone) is removed again from wherever it landed.
    */
-  private async assertCreatedInPlace(stats: Stats, checked: CheckedPath, tool: string): Promise<void> {
+  private async assertCreatedInPlace(stats: FileStats, checked: CheckedPath, tool: string): Promise<void> {
     const landed = await resolveRealPath(checked.real).catch(() => undefined);
     const ours = landed?.stats !== undefined && sameFile(landed.stats, stats);
     if (ours && landed.real === checked.real) return;

@@ -120,7 +120,9 @@ export function createGrepFilesTool(options: {
           skip(file.path, "binary");
           continue;
         }
-        const lines = file.content.toString("utf8").split("\n");
+        const lines = Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength)
+          .toString("utf8")
+          .split("\n");
         for (let index = 0; index < lines.length; index++) {
           const line = lines[index]!.endsWith("\r") ? lines[index]!.slice(0, -1) : lines[index]!;
           const at = compiled.search(line);
