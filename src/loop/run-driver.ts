@@ -186,7 +186,10 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
 
   /** Record a decision that sticks for later calls of its tool. */
   stick(toolId: string, action: StickyAction, scope: true | "session"): void {
-    if (scope === "session") return stickToSession(this.ctx.state, toolId, action);
+    if (scope === "session") {
+      stickToSession(this.ctx.state, toolId, action);
+      return;
+    }
     if (this.sticky === null) this.sticky = new Map();
     this.sticky.set(toolId, action);
   }
