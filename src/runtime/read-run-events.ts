@@ -115,10 +115,17 @@ export function* replayEvents(
   events: readonly RuntimeEvent[],
   options: ReadOptions = {},
 ): Generator<RunStreamChunk> {
-  const kinds = options.kinds ? new Set(options.kinds) : null;
+  const passes = kindFilter(options.kinds);
   const after = options.afterSequence ?? 0;
   for (const event of events) {
     if (event.sequence <= after) continue;
-    if (kinds === null || kinds.has(chunkKindOf(event.kind))) yield toStreamChunk(event);
+    if (passes(event.kind)) yield toStreamChunk(event);
   }
+}
+
+/** Whether an event of this kind is a chunk of a stream that asked for `kinds` (all of them when none). */
+export function kindFilter(kinds: readonly string[] | undefined): (eventKind: string) => boolean {
+  if (kinds === undefined) return () => true;
+  const wanted = new Set(kinds);
+  return (eventKind) => wanted.has(chunkKindOf(eventKind));
 }
