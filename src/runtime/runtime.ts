@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { registerBuiltins } from "../builtins/register-builtins.js";
-import type { AppConfig } from "../config/app-config-schema.js";
+import { type AppConfig, COMPONENT_METHODS } from "../config/app-config-schema.js";
 import { loadConfig, parseConfig } from "../config/load-config.js";
 import type {
   RunRecord,
@@ -23,7 +23,7 @@ import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import { cancelledBy } from "../loop/termination.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { policyForRun } from "../permissions/run-policy.js";
-import { loadPlugin } from "../plugins/load-plugin.js";
+import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { type AgentAsToolOptions, agentAsTool } from "../tools/agent-as-tool.js";
@@ -56,6 +56,8 @@ export class Runtime {
   private readonly baseDir: string;
   private components: Components | undefined;
   private readonly starting: Promise<Components>;
+  /** Components the config gave as objects: their caller owns them, and `close()` leaves them open. */
+  private readonly callerOwned = new Set<unknown>();
   private readonly agents: AgentCache;
   private readonly sessions = new Map<string, Set<string>>();
   private readonly liveRuns = new LiveRuns();
@@ -85,7 +87,11 @@ export class Runtime {
     this.starting.catch(() => {});
   }
 
-  /** A runtime from a config object (code-first). */
+  /**
+   * A runtime from a config object (code-first). Besides refs, `session`, `events` and `skills` may be the
+   * component itself (`session: myStore`): such a component belongs to the caller, who closes it;
+   * `close()` leaves it open.
+   */
   static async fromDict(
     config: Record<string, unknown>,
     options: { baseDir?: string } = {},
@@ -110,20 +116,22 @@ export class Runtime {
 
   private async start(): Promise<Components> {
     const baseDir = this.baseDir;
+    for (const given of [this.config.events, this.config.session, this.config.skills])
+      if (!isPluginRef(given)) this.callerOwned.add(given);
     const eventBus = await loadPlugin<EventBus>("event_bus", this.config.events, {
       baseDir,
       label: "events",
-      requiredMethods: ["subscribe", "emit", "publish"],
+      requiredMethods: COMPONENT_METHODS.events,
     });
     const sessionManager = await loadPlugin<SessionManager>("session", this.config.session, {
       baseDir,
       label: "session",
-      requiredMethods: ["session", "getState", "setState", "appendMessage", "loadMessages"],
+      requiredMethods: COMPONENT_METHODS.session,
     });
     const skills = await loadPlugin<SkillsManager>("skills", this.config.skills, {
       baseDir,
       label: "skills",
-      requiredMethods: ["prepareSession", "loadReferences", "runSkill"],
+      requiredMethods: COMPONENT_METHODS.skills,
     });
     const runtime = await loadPlugin<RuntimePlugin>("runtime", this.config.runtime, {
       baseDir,
@@ -545,7 +553,7 @@ export class Runtime {
     await this.agents.releaseSession(sessionId);
   }
 
-  /** Cancel live runs, wait for them, and close every component. */
+  /** Cancel live runs, wait for them, and close every component it loaded (not those its caller gave it). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -556,9 +564,10 @@ export class Runtime {
     await this.agents.closeAll();
     if (!parts) return;
     await parts.runtime.close?.();
-    await parts.skills.close?.();
-    await parts.sessionManager.close();
-    await parts.eventBus.close();
+    const owned = (component: unknown) => !this.callerOwned.has(component);
+    if (owned(parts.skills)) await parts.skills.close?.();
+    if (owned(parts.sessionManager)) await parts.sessionManager.close();
+    if (owned(parts.eventBus)) await parts.eventBus.close();
   }
 }
 
