@@ -34,6 +34,7 @@ import { type ReadOptions, RunChunkIterator } from "./read-run-events.js";
 import { agentOfCheckpoint, checkpointsOfRun } from "./run-checkpoints.js";
 import { type DecideRequest, isDecideRequest, RunDecisions, type StreamRequest } from "./run-decisions.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
+import { checkStreamKinds } from "./stream-kinds.js";
 
 interface Components {
   eventBus: EventBus;
@@ -188,7 +189,8 @@ export class Runtime {
 
   /**
    * Run and yield its events as they happen; the last chunk is `run.finished` with the RunResult. The run
-   * starts at the first `next()`; a request that cannot start rejects there.
+   * starts at the first `next()`; a request that cannot start rejects there. `kinds` keeps only chunks of those
+   * kinds — and `run.finished`, which every stream ends with; a kind no chunk has throws a `ConfigError` at once.
    *
    * Given `{ runId, decisions }` instead, it decides a waiting run as `decide()` does and yields what the run
    * does after the decisions — the `tool.decision` events among the first — to its `run.finished`, which says
@@ -203,6 +205,7 @@ export class Runtime {
     request: StreamRequest,
     options: { kinds?: readonly string[] } = {},
   ): AsyncIterableIterator<RunStreamChunk> {
+    checkStreamKinds(options.kinds);
     if (isDecideRequest(request)) return this.decisions.stream(request, options);
     return new RunChunkIterator(
       () =>
@@ -225,6 +228,7 @@ export class Runtime {
    * and streams in one call.
    */
   attach(runId: string, options: ReadOptions = {}): AsyncIterableIterator<RunStreamChunk> {
+    checkStreamKinds(options.kinds);
     const live = this.liveRuns.get(runId);
     // A run going on here that started here holds its whole log: the plain cursor is enough.
     if (live !== undefined && !live.log.closed && live.log.firstSequence <= (options.afterSequence ?? 0) + 1)
