@@ -171,9 +171,21 @@ export const MiddlewareEntrySchema = middlewareEntry<AnyMiddleware>();
 
 const positiveInt = z.number().int().positive();
 
+/** A run's step limit: a whole number of model steps, one at least (with none, a run could not even answer). */
+const stepLimit = z.number().superRefine((value, ctx) => {
+  if (Number.isInteger(value) && value >= 1) return;
+  ctx.addIssue({
+    code: "custom",
+    message: `must be a whole number of steps, 1 or more, got ${value}`,
+    params: {
+      hint: "max_steps is how many model steps a run may take: give 1 or more, or leave it out for the default of 16.",
+    },
+  });
+});
+
 /** Per-agent limits and queue sizes. */
 export const RuntimeOptionsSchema = z.strictObject({
-  max_steps: positiveInt.default(16),
+  max_steps: stepLimit.default(16),
   step_timeout_ms: positiveInt.default(30_000),
   session_queue_size: positiveInt.default(1000),
   event_queue_size: positiveInt.default(2000),

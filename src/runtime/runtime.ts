@@ -28,6 +28,7 @@ import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { type AgentAsToolOptions, agentAsTool } from "../tools/agent-as-tool.js";
 import { AgentCache, type AgentInfo, changedAgentIds, describeAgent } from "./agent-cache.js";
+import { checkRunRequest } from "./check-run-request.js";
 import { executeRequest } from "./execute-request.js";
 import { type LiveRun, LiveRuns } from "./live-runs.js";
 import { type ReadOptions, RunChunkIterator } from "./read-run-events.js";
@@ -305,6 +306,7 @@ export class Runtime {
     extras: { decisions?: readonly ToolDecision[]; cancel?: TerminationReason } = {},
   ): Promise<LiveRun> {
     if (this.closed) throw new ConfigError("The runtime is closed", { hint: "Create a new Runtime" });
+    checkRunRequest(request);
     const parts = this.components ?? (await this.starting);
     const agent = await this.agents.resolve(request.agentId);
     const resume =
