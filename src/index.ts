@@ -229,6 +229,7 @@ export {
 } from "./run-folders/large-output.js";
 export { RunFolder, summarizePayload, summarizeValue, type ToolLogLine } from "./run-folders/run-folder.js";
 export { runAgent, runAgentDetailed, streamAgent } from "./runtime/run-agent.js";
+export type { DecideRequest, StreamRequest } from "./runtime/run-decisions.js";
 export { Runtime } from "./runtime/runtime.js";
 export {
   getPlugin,

@@ -24,7 +24,10 @@ describe("streaming", () => {
     const last = chunks.at(-1)!;
     expect(last.result?.finalOutput).toBe("The answer is 42.");
     expect(last).toMatchObject({ agentId: "a", sessionId: "s", runId: last.result!.runId });
-    expect(JSON.parse(JSON.stringify(last)).result.finalOutput).toBe("The answer is 42.");
+    // As JSON the result is there once, in the payload.
+    const json = JSON.parse(JSON.stringify(last));
+    expect(json.payload.result.finalOutput).toBe("The answer is 42.");
+    expect(json).not.toHaveProperty("result");
     await runtime.close();
   });
 

@@ -128,7 +128,9 @@ describe("keel run --json", () => {
     const chunks = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(chunks.map((chunk) => chunk.sequence)).toEqual(chunks.map((_chunk, index) => index + 1));
     expect(chunks.at(-1)!.kind).toBe("run.finished");
-    expect((chunks.at(-1)!.result as { stopReason: string }).stopReason).toBe("completed");
+    expect(chunks.at(-1)!.payload).toMatchObject({ result: { stopReason: "completed" } });
+    // The result is on the line once.
+    expect(chunks.at(-1)).not.toHaveProperty("result");
     expect(chunks.every((chunk) => chunk.sessionId === "s-1" && chunk.agentId === "assistant")).toBe(true);
     const text = chunks
       .filter((chunk) => chunk.kind === "llm.delta")
@@ -467,11 +469,14 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     // From the step in flight: the branch runs add itself, then answers.
     const { code, out } = await cli(["resume", branchPath, `${runId}:step:1`, "--json", "--branch"]);
     expect(code).toBe(0);
-    const chunks = jsonLines(out) as { kind: string; result?: { stopReason: string; runId: string } }[];
+    const chunks = jsonLines(out) as {
+      kind: string;
+      payload: { result?: { stopReason: string; runId: string } };
+    }[];
     expect(chunks[0]!.kind).toBe("run.started");
     expect(chunks.at(-1)!.kind).toBe("run.finished");
-    expect(chunks.at(-1)!.result).toMatchObject({ stopReason: "completed" });
-    expect(chunks.at(-1)!.result!.runId).not.toBe(runId);
+    expect(chunks.at(-1)!.payload.result).toMatchObject({ stopReason: "completed" });
+    expect(chunks.at(-1)!.payload.result!.runId).not.toBe(runId);
   });
 
   it("refuses unknown checkpoints and runs with exit 2, the error's code and its hint", async () => {

@@ -110,7 +110,7 @@ describe("keel run, suspended, then keel decide from another shell", () => {
     const first = await cli(["run", path, "/tool pay invoice-12", "--json"]);
     expect(first.code).toBe(2);
     const before = jsonLines(first.out);
-    const runId = before.at(-1).result.runId as string;
+    const runId = before.at(-1).payload.result.runId as string;
     const { code, out } = await cli(["decide", path, runId, "call_1", "approve", "--json"]);
     expect(code).toBe(0);
     const chunks = jsonLines(out);
@@ -119,7 +119,10 @@ describe("keel run, suspended, then keel decide from another shell", () => {
       chunks.map((_, index) => before.at(-1).sequence + 1 + index),
     );
     expect(chunks.some((chunk) => chunk.kind === "tool.decision")).toBe(true);
-    expect(chunks.at(-1)).toMatchObject({ kind: "run.finished", result: { stopReason: "completed", runId } });
+    expect(chunks.at(-1)).toMatchObject({
+      kind: "run.finished",
+      payload: { result: { stopReason: "completed", runId } },
+    });
   });
 
   it("refuses a decision the runtime refuses with exit 2, its code, message and hint, and changes nothing", async () => {

@@ -139,7 +139,11 @@ describe("unknown keys", () => {
     expect(error.issues).toEqual([
       { path: "agents[0].nmae", message: "unknown key 'nmae'", hint: "Did you mean 'name'?" },
       { path: "agents[0].name", message: "missing required key 'name' (a string)" },
-      { path: "agents[0].runtime.max_steps", message: "must be greater than 0, got 0" },
+      {
+        path: "agents[0].runtime.max_steps",
+        message: "must be a whole number of steps, 1 or more, got 0",
+        hint: "max_steps is how many model steps a run may take: give 1 or more, or leave it out for the default of 16.",
+      },
     ]);
     expect(error.message).toBe("agents[0].nmae: unknown key 'nmae' (and 2 more issues)");
   });

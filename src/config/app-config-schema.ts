@@ -48,6 +48,35 @@ export function isHookObject(value: unknown): value is Hook {
   return PHASES.some((phase) => typeof (value as Record<string, unknown>)[phase] === "function");
 }
 
+/**
+ * A runtime component given in place of a ref (a store, an event bus, a skills manager): an object, not a ref,
+ * with every method its seam needs. Only the methods are checked here; loading checks them again by name.
+ */
+export function isComponentObject(value: unknown, methods: readonly string[]): value is object {
+  if (typeof value !== "object" || value === null || isPluginRefLike(value)) return false;
+  return methods.every((method) => typeof (value as Record<string, unknown>)[method] === "function");
+}
+
+/** The methods each runtime component given as an object must have. */
+export const COMPONENT_METHODS = {
+  session: ["session", "getState", "setState", "appendMessage", "loadMessages"],
+  events: ["subscribe", "emit", "publish"],
+  skills: ["prepareSession", "loadReferences", "runSkill"],
+} as const satisfies Record<string, readonly string[]>;
+
+/** A top-level component: a PluginRef, or (code-first) the component itself, which its caller owns. */
+function componentEntry(seam: keyof typeof COMPONENT_METHODS, builtin: string) {
+  const methods = COMPONENT_METHODS[seam];
+  return z
+    .union([
+      z.custom<object>((value) => isComponentObject(value, methods), {
+        message: `not a ${seam} component (needs ${methods.join(", ")})`,
+      }),
+      PluginRefSchema,
+    ])
+    .prefault({ type: builtin });
+}
+
 /** Middleware given in place of a ref: a `(ctx, next)` function or an object with `process(ctx, next)`. */
 export function isMiddlewareEntry(value: unknown): boolean {
   if (typeof value === "function") return true;
@@ -142,9 +171,21 @@ export const MiddlewareEntrySchema = middlewareEntry<AnyMiddleware>();
 
 const positiveInt = z.number().int().positive();
 
+/** A run's step limit: a whole number of model steps, one at least (with none, a run could not even answer). */
+const stepLimit = z.number().superRefine((value, ctx) => {
+  if (Number.isInteger(value) && value >= 1) return;
+  ctx.addIssue({
+    code: "custom",
+    message: `must be a whole number of steps, 1 or more, got ${value}`,
+    params: {
+      hint: "max_steps is how many model steps a run may take: give 1 or more, or leave it out for the default of 16.",
+    },
+  });
+});
+
 /** Per-agent limits and queue sizes. */
 export const RuntimeOptionsSchema = z.strictObject({
-  max_steps: positiveInt.default(16),
+  max_steps: stepLimit.default(16),
   step_timeout_ms: positiveInt.default(30_000),
   session_queue_size: positiveInt.default(1000),
   event_queue_size: positiveInt.default(2000),
@@ -387,9 +428,9 @@ export const AppConfigSchema = z.strictObject({
       });
     }, always),
   runtime: PluginRefSchema.prefault({ type: "default" }),
-  session: PluginRefSchema.prefault({ type: "in_memory" }),
-  events: PluginRefSchema.prefault({ type: "async" }),
-  skills: PluginRefSchema.prefault({ type: "local" }),
+  session: componentEntry("session", "in_memory"),
+  events: componentEntry("events", "async"),
+  skills: componentEntry("skills", "local"),
   logging: LoggingConfigSchema.optional(),
 });
 

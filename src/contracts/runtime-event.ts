@@ -27,13 +27,17 @@ export class RuntimeEvent {
     return new Date(this.timestampMs).toISOString();
   }
 
-  /** Only `run.finished` carries the RunResult. */
+  /** Only `run.finished` carries the RunResult (`payload.result`, read here without the cast). */
   get result(): RunResult | undefined {
     return this.kind === "run.finished" ? (this.payload.result as RunResult) : undefined;
   }
 
+  /**
+   * The event as JSON (a `--json` line, what `JSON.stringify` gives): its fields and payload, as stores and logs
+   * keep it. The `result` getter is left out: `run.finished` carries its RunResult once, as `payload.result`.
+   */
   toJSON(): Record<string, unknown> {
-    const json: Record<string, unknown> = {
+    return {
       kind: this.kind,
       runId: this.runId,
       sessionId: this.sessionId,
@@ -42,8 +46,6 @@ export class RuntimeEvent {
       timestampMs: this.timestampMs,
       payload: this.payload,
     };
-    if (this.kind === "run.finished") json.result = this.payload.result;
-    return json;
   }
 }
 

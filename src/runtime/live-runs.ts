@@ -3,8 +3,8 @@ import { ConfigError } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { CancelScope } from "../loop/cancel-scope.js";
 import type { RunStore } from "../sessions/session-manager.js";
-import { type ReadOptions, RunChunkIterator, replayEvents } from "./read-run-events.js";
-import type { RunStreamChunk } from "./stream-chunk.js";
+import { kindFilter, type ReadOptions, RunChunkIterator, replayEvents } from "./read-run-events.js";
+import { type RunStreamChunk, toStreamChunk } from "./stream-chunk.js";
 
 /** A run this process is executing. */
 export interface LiveRun {
@@ -53,25 +53,44 @@ export class LiveRuns {
   /**
    * Replay a run's stored events after a sequence, then follow it live until it ends: a run live here is read
    * from its log (its part before this process took it over from the store), a stored one from the store, and a
-   * waiting one is waited for until a decision starts it here again.
+   * waiting one is waited for until a decision starts it here again. Whether the run waits is settled by its state
+   * at this call, not when reading starts: the stream of a waiting run ends at the `run.finished` of the
+   * continuation the next decision starts, even when that decision comes before the first `next()`.
    */
-  async *follow(runId: string, options: ReadOptions, store: RunStore): AsyncGenerator<RunStreamChunk> {
+  follow(
+    runId: string,
+    options: ReadOptions & { store: Promise<RunStore> },
+  ): AsyncIterableIterator<RunStreamChunk> {
+    const live = this.runs.get(runId);
+    const waitingSince =
+      live !== undefined
+        ? Promise.resolve(suspendedAt(live.log))
+        : options.store
+            .then((store) => store.getRun(runId))
+            .then((record) => (record?.status === "waiting" ? record.lastSequence : null));
+    // Read now, so that a decision made right after this call cannot go before it; its failure is the stream's.
+    waitingSince.catch(noop);
+    return this.read(runId, { ...options, waitingSince });
+  }
+
+  private async *read(
+    runId: string,
+    options: ReadOptions & { store: Promise<RunStore>; waitingSince: Promise<number | null> },
+  ): AsyncGenerator<RunStreamChunk> {
+    const store = await options.store;
+    // A run that waited: the sequence of its last event then. The first `run.finished` after it ends the stream.
+    let waitedAfter = await options.waitingSince;
+    const passes = kindFilter(options.kinds);
     let after = options.afterSequence ?? 0;
     for (;;) {
       const live = this.runs.get(runId);
       if (live !== undefined) {
-        // The part of the log before this process took the run over is in the store.
-        if (after < live.log.firstSequence - 1) {
-          for (const chunk of replayEvents(
-            await store.loadEvents(runId, { afterSequence: after }),
-            options,
-          )) {
-            if (chunk.sequence >= live.log.firstSequence) break;
-            yield chunk;
-          }
-          after = live.log.firstSequence - 1;
+        if (waitedAfter !== null && live.log.closed && live.log.lastSequence <= waitedAfter) {
+          // The part of the run that suspended has yet to leave this process; its continuation comes after it.
+          await live.done.then(noop, noop);
+          continue;
         }
-        yield* new RunChunkIterator(live.log, { ...options, afterSequence: after });
+        yield* this.readLive(live, { ...options, afterSequence: after, store });
         return;
       }
       const record = await store.getRun(runId);
@@ -79,9 +98,11 @@ export class LiveRuns {
         throw new ConfigError(`Unknown run '${runId}'`, {
           hint: "listRuns() shows the runs this store knows",
         });
-      const stored = await store.loadEvents(runId, { afterSequence: after });
-      if (stored.length > 0) after = stored[stored.length - 1]!.sequence;
-      yield* replayEvents(stored, options);
+      for (const event of await store.loadEvents(runId, { afterSequence: after })) {
+        after = event.sequence;
+        if (passes(event.kind)) yield toStreamChunk(event);
+        if (waitedAfter !== null && event.sequence > waitedAfter && event.kind === "run.finished") return;
+      }
       if (this.runs.has(runId)) continue;
       if (record.status !== "waiting") return;
       // The run may have been resumed (and even finished) since its record was read: read it again before
@@ -89,6 +110,8 @@ export class LiveRuns {
       const again = await store.getRun(runId);
       if (this.runs.has(runId) || again?.status !== "waiting" || again.updatedAt !== record.updatedAt)
         continue;
+      // A run that went to waiting while it was followed is followed into its continuation too.
+      waitedAfter ??= Math.max(after, record.lastSequence);
       await new Promise<void>((resolve) => {
         let waiting = this.startWaiters.get(runId);
         if (waiting === undefined) {
@@ -99,4 +122,34 @@ export class LiveRuns {
       });
     }
   }
+
+  /** A run live here, from a sequence to the end of its log: the part before its log began is in the store. */
+  private async *readLive(
+    live: LiveRun,
+    options: ReadOptions & { afterSequence: number; store: RunStore },
+  ): AsyncGenerator<RunStreamChunk> {
+    const { log } = live;
+    let after = options.afterSequence;
+    if (after < log.firstSequence - 1) {
+      for (const chunk of replayEvents(
+        await options.store.loadEvents(log.runId, { afterSequence: after }),
+        options,
+      )) {
+        if (chunk.sequence >= log.firstSequence) break;
+        yield chunk;
+      }
+      after = log.firstSequence - 1;
+    }
+    yield* new RunChunkIterator(log, { ...options, afterSequence: after });
+  }
 }
+
+/** The sequence of a finished log's last event when the run suspended there; null for any other log. */
+function suspendedAt(log: RunEventLog): number | null {
+  if (!log.closed) return null;
+  const last = log.at(log.lastSequence);
+  if (last?.kind !== "run.finished") return null;
+  return (last.payload.result as RunResult | undefined)?.stopReason === "suspended" ? last.sequence : null;
+}
+
+function noop(): void {}

@@ -2,11 +2,12 @@ import type { RuntimeEvent } from "../contracts/runtime-event.js";
 import { RunEventsLostError } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { chunkKindOf, type RunStreamChunk, toStreamChunk } from "./stream-chunk.js";
+import { wantedKinds } from "./stream-kinds.js";
 
 export interface ReadOptions {
   /** Only events after this sequence. */
   afterSequence?: number;
-  /** Only these chunk kinds. */
+  /** Only these chunk kinds, and `run.finished`, which ends every stream. */
   kinds?: readonly string[];
 }
 
@@ -31,7 +32,7 @@ export class RunChunkIterator implements AsyncIterableIterator<RunStreamChunk> {
     private readonly source: RunEventLog | (() => Promise<RunEventLog>),
     private readonly options: ReadOptions = {},
   ) {
-    this.kinds = options.kinds ? new Set(options.kinds) : null;
+    this.kinds = wantedKinds(options.kinds);
     if (typeof source !== "function") this.attach(source);
   }
 
@@ -115,10 +116,17 @@ export function* replayEvents(
   events: readonly RuntimeEvent[],
   options: ReadOptions = {},
 ): Generator<RunStreamChunk> {
-  const kinds = options.kinds ? new Set(options.kinds) : null;
+  const passes = kindFilter(options.kinds);
   const after = options.afterSequence ?? 0;
   for (const event of events) {
     if (event.sequence <= after) continue;
-    if (kinds === null || kinds.has(chunkKindOf(event.kind))) yield toStreamChunk(event);
+    if (passes(event.kind)) yield toStreamChunk(event);
   }
+}
+
+/** Whether an event of this kind is a chunk of a stream that asked for `kinds` (all of them when none). */
+export function kindFilter(kinds: readonly string[] | undefined): (eventKind: string) => boolean {
+  const wanted = wantedKinds(kinds);
+  if (wanted === null) return () => true;
+  return (eventKind) => wanted.has(chunkKindOf(eventKind));
 }

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { registerBuiltins } from "../builtins/register-builtins.js";
-import type { AppConfig } from "../config/app-config-schema.js";
+import { type AppConfig, COMPONENT_METHODS } from "../config/app-config-schema.js";
 import { loadConfig, parseConfig } from "../config/load-config.js";
 import type {
   RunRecord,
@@ -18,29 +18,24 @@ import { ERROR_CODES } from "../errors/error-codes.js";
 import { RunEventLog } from "../events/run-event-log.js";
 import { CancelScope } from "../loop/cancel-scope.js";
 import type { ToolDecision } from "../loop/decisions.js";
-import {
-  checkResumeDecisions,
-  type LoadedRunState,
-  loadSuspension,
-  type PreparedResume,
-  prepareResume,
-  resumeSessionId,
-  waitingResult,
-} from "../loop/resume/index.js";
+import { loadSuspension, type PreparedResume, prepareResume, resumeSessionId } from "../loop/resume/index.js";
 import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import { cancelledBy } from "../loop/termination.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { policyForRun } from "../permissions/run-policy.js";
-import { loadPlugin } from "../plugins/load-plugin.js";
+import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { type AgentAsToolOptions, agentAsTool } from "../tools/agent-as-tool.js";
 import { AgentCache, type AgentInfo, changedAgentIds, describeAgent } from "./agent-cache.js";
+import { checkRunRequest } from "./check-run-request.js";
 import { executeRequest } from "./execute-request.js";
 import { type LiveRun, LiveRuns } from "./live-runs.js";
 import { type ReadOptions, RunChunkIterator } from "./read-run-events.js";
 import { agentOfCheckpoint, checkpointsOfRun } from "./run-checkpoints.js";
+import { type DecideRequest, isDecideRequest, RunDecisions, type StreamRequest } from "./run-decisions.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
+import { checkStreamKinds } from "./stream-kinds.js";
 
 interface Components {
   eventBus: EventBus;
@@ -63,11 +58,16 @@ export class Runtime {
   private readonly baseDir: string;
   private components: Components | undefined;
   private readonly starting: Promise<Components>;
+  /** Components the config gave as objects: their caller owns them, and `close()` leaves them open. */
+  private readonly callerOwned = new Set<unknown>();
   private readonly agents: AgentCache;
   private readonly sessions = new Map<string, Set<string>>();
   private readonly liveRuns = new LiveRuns();
-  /** Decisions per run, applied one batch after another. */
-  private readonly deciding = new Map<string, Promise<RunResult>>();
+  private readonly decisions = new RunDecisions({
+    store: () => this.ready().then(() => this.sessionManager),
+    live: (runId) => this.liveRuns.get(runId),
+    start: (request, decisions) => this.startRun(request, { decisions }),
+  });
   private configVersion = 1;
   private closed = false;
 
@@ -89,7 +89,11 @@ export class Runtime {
     this.starting.catch(() => {});
   }
 
-  /** A runtime from a config object (code-first). */
+  /**
+   * A runtime from a config object (code-first). Besides refs, `session`, `events` and `skills` may be the
+   * component itself (`session: myStore`): such a component belongs to the caller, who closes it;
+   * `close()` leaves it open.
+   */
   static async fromDict(
     config: Record<string, unknown>,
     options: { baseDir?: string } = {},
@@ -114,20 +118,22 @@ export class Runtime {
 
   private async start(): Promise<Components> {
     const baseDir = this.baseDir;
+    for (const given of [this.config.events, this.config.session, this.config.skills])
+      if (!isPluginRef(given)) this.callerOwned.add(given);
     const eventBus = await loadPlugin<EventBus>("event_bus", this.config.events, {
       baseDir,
       label: "events",
-      requiredMethods: ["subscribe", "emit", "publish"],
+      requiredMethods: COMPONENT_METHODS.events,
     });
     const sessionManager = await loadPlugin<SessionManager>("session", this.config.session, {
       baseDir,
       label: "session",
-      requiredMethods: ["session", "getState", "setState", "appendMessage", "loadMessages"],
+      requiredMethods: COMPONENT_METHODS.session,
     });
     const skills = await loadPlugin<SkillsManager>("skills", this.config.skills, {
       baseDir,
       label: "skills",
-      requiredMethods: ["prepareSession", "loadReferences", "runSkill"],
+      requiredMethods: COMPONENT_METHODS.skills,
     });
     const runtime = await loadPlugin<RuntimePlugin>("runtime", this.config.runtime, {
       baseDir,
@@ -184,12 +190,24 @@ export class Runtime {
 
   /**
    * Run and yield its events as they happen; the last chunk is `run.finished` with the RunResult. The run
-   * starts at the first `next()`; a request that cannot start rejects there.
+   * starts at the first `next()`; a request that cannot start rejects there. `kinds` keeps only chunks of those
+   * kinds — and `run.finished`, which every stream ends with; a kind no chunk has throws a `ConfigError` at once.
+   *
+   * Given `{ runId, decisions }` instead, it decides a waiting run as `decide()` does and yields what the run
+   * does after the decisions — the `tool.decision` events among the first — to its `run.finished`, which says
+   * whether it completed or waits again. A refused decision (`DecisionError`) rejects the first `next()`.
+   *
+   * @example
+   * for await (const chunk of runtime.stream({ runId, decisions: [{ toolCallId, action: "approve" }] })) {
+   *   if (chunk.kind === "run.finished") console.log(chunk.result?.stopReason);
+   * }
    */
   stream(
-    request: RunRequest,
+    request: StreamRequest,
     options: { kinds?: readonly string[] } = {},
   ): AsyncIterableIterator<RunStreamChunk> {
+    checkStreamKinds(options.kinds);
+    if (isDecideRequest(request)) return this.decisions.stream(request, options);
     return new RunChunkIterator(
       () =>
         this.startRun(request).then((live) => {
@@ -205,20 +223,21 @@ export class Runtime {
   /**
    * Replay a run's events after a sequence, then follow it live until it ends: nothing lost, nothing
    * twice, whether the run is live here, finished, or resumed in this process from the store. A run that waits
-   * for decisions is followed into its resumption when it is decided in this process — attach before deciding
-   * to see the first resumed event; leave with `return()` (`break`) to stop waiting.
+   * for decisions when `attach` is called is followed into the continuation the next decision in this process
+   * starts, to that continuation's `run.finished` — a decision made right after `attach`, even before the first
+   * `next()`, included; leave with `return()` (`break`) to stop waiting. `stream({ runId, decisions })` decides
+   * and streams in one call.
    */
   attach(runId: string, options: ReadOptions = {}): AsyncIterableIterator<RunStreamChunk> {
+    checkStreamKinds(options.kinds);
     const live = this.liveRuns.get(runId);
-    // A run that started here holds its whole log: the plain cursor is enough.
-    if (live !== undefined && live.log.firstSequence <= (options.afterSequence ?? 0) + 1)
+    // A run going on here that started here holds its whole log: the plain cursor is enough.
+    if (live !== undefined && !live.log.closed && live.log.firstSequence <= (options.afterSequence ?? 0) + 1)
       return new RunChunkIterator(live.log, options);
-    return this.follow(runId, options);
-  }
-
-  private async *follow(runId: string, options: ReadOptions): AsyncGenerator<RunStreamChunk> {
-    await this.ready();
-    yield* this.liveRuns.follow(runId, options, this.sessionManager);
+    return this.liveRuns.follow(runId, {
+      ...options,
+      store: this.ready().then(() => this.sessionManager),
+    });
   }
 
   /**
@@ -240,38 +259,10 @@ export class Runtime {
    * with the run's result when it finishes or suspends again. A decision for an unknown run or call, a run that
    * is not waiting, or a call already decided is refused with `DecisionError` and changes nothing; a repeated
    * `decisionId` is a no-op. A decision for a run still running in this process waits until its step suspends.
+   * Aborting `signal` cancels the run once the decisions have set it going again.
    */
-  decide(input: { runId: string; decisions: readonly ToolDecision[] }): Promise<RunResult> {
-    const { runId } = input;
-    const previous = this.deciding.get(runId);
-    const next = (previous === undefined ? this.ready() : previous.then(noop, noop)).then(() =>
-      this.applyDecisions(runId, input.decisions),
-    );
-    this.deciding.set(runId, next);
-    const forget = () => {
-      if (this.deciding.get(runId) === next) this.deciding.delete(runId);
-    };
-    next.then(forget, forget);
-    return next;
-  }
-
-  private async applyDecisions(runId: string, decisions: readonly ToolDecision[]): Promise<RunResult> {
-    const live = this.liveRuns.get(runId);
-    if (live !== undefined) await live.done.catch(noop);
-    const waiting = await this.waitingCheckpoint(runId);
-    const fresh = checkResumeDecisions(waiting, decisions);
-    if (fresh.length === 0) return waitingResult(waiting);
-    const started = await this.startRun(
-      { agentId: waiting.record.agentId, inputText: "", resumeFromCheckpoint: waiting.checkpointId },
-      { decisions: fresh },
-    );
-    return started.done;
-  }
-
-  /** The suspension checkpoint of a run that waits for decisions; anything else is a `DecisionError`. */
-  private async waitingCheckpoint(runId: string): Promise<LoadedRunState> {
-    await this.ready();
-    return loadSuspension(this.sessionManager, runId);
+  decide(input: DecideRequest): Promise<RunResult> {
+    return this.decisions.decide(input);
   }
 
   /**
@@ -293,7 +284,7 @@ export class Runtime {
     await this.ready();
     const record = await this.sessionManager.getRun(runId);
     if (record?.status !== "waiting") return null;
-    const waiting = await this.waitingCheckpoint(runId);
+    const waiting = await loadSuspension(this.sessionManager, runId);
     let started: LiveRun;
     try {
       started = await this.startRun(
@@ -315,6 +306,7 @@ export class Runtime {
     extras: { decisions?: readonly ToolDecision[]; cancel?: TerminationReason } = {},
   ): Promise<LiveRun> {
     if (this.closed) throw new ConfigError("The runtime is closed", { hint: "Create a new Runtime" });
+    checkRunRequest(request);
     const parts = this.components ?? (await this.starting);
     const agent = await this.agents.resolve(request.agentId);
     const resume =
@@ -567,7 +559,7 @@ export class Runtime {
     await this.agents.releaseSession(sessionId);
   }
 
-  /** Cancel live runs, wait for them, and close every component. */
+  /** Cancel live runs, wait for them, and close every component it loaded (not those its caller gave it). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -578,9 +570,10 @@ export class Runtime {
     await this.agents.closeAll();
     if (!parts) return;
     await parts.runtime.close?.();
-    await parts.skills.close?.();
-    await parts.sessionManager.close();
-    await parts.eventBus.close();
+    const owned = (component: unknown) => !this.callerOwned.has(component);
+    if (owned(parts.skills)) await parts.skills.close?.();
+    if (owned(parts.sessionManager)) await parts.sessionManager.close();
+    if (owned(parts.eventBus)) await parts.eventBus.close();
   }
 }
 

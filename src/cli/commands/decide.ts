@@ -1,7 +1,7 @@
 import { ERROR_CODES } from "../../errors/error-codes.js";
 import type { ToolDecision } from "../../loop/decisions.js";
 import type { CheckpointsCommandOptions } from "./checkpoints.js";
-import { decideAndFollow, describePendingCall } from "./follow-decision.js";
+import { describePendingCall } from "./follow-decision.js";
 import { type RunOutputOptions, streamRunCommand, withStoredRun } from "./run.js";
 
 /** What `keel decide` needs. */
@@ -24,7 +24,7 @@ export function decideCommand(options: DecideCommandOptions): Promise<number> {
   return streamRunCommand({
     ...options,
     refusalCodes: [ERROR_CODES.DECISION],
-    chunks: (runtime) => decideAndFollow(runtime, { runId, decisions: [decision], signal }),
+    chunks: (runtime) => runtime.stream({ runId, decisions: [decision], signal }),
   });
 }
 

@@ -6,7 +6,7 @@ import { type ErrorDetails, KeelError, toErrorDetails } from "../../errors/keel-
 import { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import { InMemorySessionManager } from "../../sessions/in-memory-session-manager.js";
-import { askDecisions, decideAndFollow, type Prompt } from "./follow-decision.js";
+import { askDecisions, type Prompt } from "./follow-decision.js";
 import type { OutputStream } from "./validate.js";
 
 /**
@@ -126,7 +126,7 @@ export async function streamRunCommand(options: StreamRunOptions): Promise<numbe
           ? await askDecisions(result.pendingToolCalls, ask, stdout)
           : null;
       if (decisions !== null) {
-        chunks = decideAndFollow(runtime, { runId: result.runId, decisions, signal });
+        chunks = runtime.stream({ runId: result.runId, decisions, signal });
         continue;
       }
       if (result.stopReason !== "completed") {

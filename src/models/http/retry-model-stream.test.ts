@@ -59,8 +59,8 @@ describe("retryModelStream", () => {
     expect(await run([])).toEqual({ parts: [TEXT, FINISH], calls: 1, sleeps: [] });
   });
 
-  it("retries 429, 502, 503, 504 and 529 with exponential backoff", async () => {
-    for (const code of [429, 502, 503, 504, 529]) {
+  it("retries 429, every 5xx and 529 with exponential backoff", async () => {
+    for (const code of [429, 500, 502, 503, 504, 529]) {
       expect(await run([status(code), status(code)])).toEqual({
         parts: [TEXT, FINISH],
         calls: 3,
@@ -92,14 +92,14 @@ describe("retryModelStream", () => {
     expect(((parts[0] as { error: KeelError }).error as LLMRateLimitError).retryAfterMs).toBe(700);
   });
 
-  it("does not retry 500, 4xx or errors that are not the provider's", async () => {
-    for (const failure of [status(500), status(400), status(401), new ConfigError("bad")]) {
+  it("does not retry 4xx or errors that are not the provider's", async () => {
+    for (const failure of [status(400), status(401), status(404), new ConfigError("bad")]) {
       const { parts, calls } = await run([failure]);
       expect(calls).toBe(1);
       expect((parts[0] as { error: unknown }).error).toBe(failure);
     }
-    const { parts } = await run([status(500)]);
-    expect(parts[0]).toMatchObject({ errorType: "connection" });
+    const { parts } = await run([status(400)]);
+    expect(parts[0]).toMatchObject({ errorType: "response" });
   });
 
   it("retries connection failures unless retry_on_connection_errors is false", async () => {

@@ -13,12 +13,18 @@ export interface RetryModelStreamOptions {
   attempt: (attempt: number) => AsyncIterable<ModelStreamPart>;
 }
 
-/** Statuses the seed retries; other failures with a status (500, 4xx) are final. */
-const RETRIED_STATUSES = new Set([429, 502, 503, 504, 529]);
+/**
+ * Whether a failure with this status is worth another attempt: a rate limit (429, Anthropic's 529) or any server
+ * error (5xx): any of them may pass by the next attempt, and the vendors' own SDKs retry every 5xx. Other 4xx
+ * are final.
+ */
+function isRetriedStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
 
 /**
  * Run a model call with the `llm.retry` policy, as one stream. A failure before the first part reaches the
- * caller is retried when the policy allows it (rate limits, 502/503/504, connection failures and timeouts) after
+ * caller is retried when the policy allows it (rate limits, 5xx, connection failures and timeouts) after
  * `min(initial × multiplier^(n−1), max)` — raised to `Retry-After` — unless `total_budget_ms` would be
  * spent; after the first part, or once retries are exhausted, it becomes an `error` part with its `errorType`
  * and `context.attempts`. An abort of the run's signal rejects with its reason and is never retried.
@@ -58,7 +64,7 @@ function isRetried(error: KeelError, policy: RetryPolicy): boolean {
   if (error instanceof LLMRateLimitError) return true;
   if (!(error instanceof LLMConnectionError)) return false;
   const status = error.context.status;
-  if (typeof status === "number") return RETRIED_STATUSES.has(status);
+  if (typeof status === "number") return isRetriedStatus(status);
   return policy.retryOnConnectionErrors;
 }
 

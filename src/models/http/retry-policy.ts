@@ -7,7 +7,7 @@ export interface RetryPolicy {
   initialBackoffMs: number;
   backoffMultiplier: number;
   maxBackoffMs: number;
-  /** Retry connection failures and timeouts (statuses 429, 502, 503, 504 and 529 are always retried). */
+  /** Retry connection failures and timeouts (statuses 429 and 5xx are always retried). */
   retryOnConnectionErrors: boolean;
   /** No new attempt starts once this much time has passed since the first; null for no limit. */
   totalBudgetMs: number | null;

@@ -90,15 +90,12 @@ describe("jsonl_file frozen fixtures (schemaVersion 1)", () => {
         timestampMs: 1767348002500,
         payload: { tool_id: "add", result: 42 },
       }),
-      {
-        ...event({
-          kind: "run.finished",
-          sequence: 4,
-          timestampMs: 1767348005000,
-          payload: { result: { stopReason: "completed" } },
-        }),
-        result: { stopReason: "completed" },
-      },
+      event({
+        kind: "run.finished",
+        sequence: 4,
+        timestampMs: 1767348005000,
+        payload: { result: { stopReason: "completed" } },
+      }),
     ]);
     expect((await manager.loadEvents("run-1", { afterSequence: 3 })).map((entry) => entry.kind)).toEqual([
       "run.finished",

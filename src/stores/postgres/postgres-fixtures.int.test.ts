@@ -111,15 +111,12 @@ describe("postgres frozen fixture (migration level 1)", () => {
           timestampMs: 1767348002500,
           payload: { tool_id: "add", result: 42 },
         }),
-        {
-          ...event({
-            kind: "run.finished",
-            sequence: 4,
-            timestampMs: 1767348005000,
-            payload: { result: { stopReason: "completed" } },
-          }),
-          result: { stopReason: "completed" },
-        },
+        event({
+          kind: "run.finished",
+          sequence: 4,
+          timestampMs: 1767348005000,
+          payload: { result: { stopReason: "completed" } },
+        }),
       ]);
       // A run stored before run transcripts existed has none.
       expect(await manager.loadRunMessages("run-1")).toEqual([]);

@@ -33,7 +33,7 @@ export interface AiSdkModelOptions extends AiSdkCallSettings {
   mode?: "stream" | "generate";
   /**
    * Keel's retry policy (the `llm.retry` options, snake_case as in a config):
-   * rate limits, 502/503/504/529 and connection failures before the first part are retried with backoff,
+   * rate limits, server errors (5xx) and connection failures before the first part are retried with backoff,
    * `Retry-After` as a floor. An AI SDK model's `doStream` does not retry by itself.
    */
   retry?: Partial<LLMRetryOptions>;

@@ -491,12 +491,24 @@ describe("AnthropicModel: errors and retries", () => {
     );
   });
 
-  it("does not retry a 500 and reports it as a connection error", async () => {
-    server.reply(jsonReply(500, errorBody("api_error", "Internal server error")));
+  it("retries a 500 like a 503, then streams the answer", async () => {
+    server.reply(
+      jsonReply(500, errorBody("api_error", "Internal server error")),
+      streamReply(fixture("text.sse")),
+    );
     const parts = await collect(model().stream(hello));
+    expect(parts[0]).toEqual({ type: "text-delta", text: "Hello" });
+    expect(server.requests).toHaveLength(2);
+    expect(clock.sleeps).toEqual([500]);
+  });
+
+  it("reports a 500 that outlasts its attempts as a connection error", async () => {
+    server.reply(jsonReply(500, errorBody("api_error", "Internal server error")));
+    const parts = await collect(model({ retry: { max_attempts: 2 } }).stream(hello));
     expect(parts[0]).toMatchObject({ type: "error", errorType: "connection" });
     expect(errorOf(parts)).toBeInstanceOf(LLMConnectionError);
-    expect(server.requests).toHaveLength(1);
+    expect(errorOf(parts).context).toMatchObject({ status: 500, attempts: 2 });
+    expect(server.requests).toHaveLength(2);
   });
 
   it("retries a 503 with exponential backoff until it gives up", async () => {

@@ -560,11 +560,20 @@ describe("OpenAICompatibleModel: Chat Completions errors and retries", () => {
     expect(clock.sleeps).toEqual([7000]);
   });
 
-  it("does not retry a 500", async () => {
-    server.reply(jsonReply(500, errorBody("The server had an error", "server_error")));
+  it("retries a 500 like a 503, and reports one that outlasts its attempts as a connection error", async () => {
+    server.reply(
+      jsonReply(500, errorBody("The server had an error", "server_error")),
+      streamReply(fixture("chat-text.sse")),
+    );
     const parts = await collect(model().stream(hello));
-    expect(parts[0]).toMatchObject({ type: "error", errorType: "connection" });
-    expect(server.requests).toHaveLength(1);
+    expect(parts.at(-1)).toMatchObject({ type: "finish", stopReason: "end_turn" });
+    expect(server.requests).toHaveLength(2);
+    expect(clock.sleeps).toEqual([500]);
+
+    server.reply(jsonReply(500, errorBody("The server had an error", "server_error")));
+    const failed = await collect(model({ retry: { max_attempts: 2 } }).stream(hello));
+    expect(failed[0]).toMatchObject({ type: "error", errorType: "connection" });
+    expect(server.requests).toHaveLength(4);
   });
 
   it("reports a drop mid-stream as a connection error and a cut stream as ended early", async () => {
