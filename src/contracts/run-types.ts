@@ -108,8 +108,24 @@ export interface RunArtifact {
 /** Any Standard Schema (zod 3.24+, zod 4, valibot, arktype, …). */
 export type OutputType<T = unknown> = StandardSchemaV1<unknown, T>;
 
-export interface RunRequest<T = unknown> {
-  agentId: string;
+/**
+ * An agent definition given in code, as `defineAgent` returns it. Named as a run's `agentId`, it types the run:
+ * its `output_type` is the type of the run's output.
+ */
+export interface AgentRef<T = unknown> {
+  readonly id: string;
+  readonly output_type?: OutputType<T> | undefined;
+}
+
+/** The id of the agent a run names. */
+export function agentIdOf(agent: string | AgentRef): string {
+  return typeof agent === "string" ? agent : agent.id;
+}
+
+/** `T` is the type of the run's final output (from `outputType`, or the agent's `output_type`); `TDeps` of `deps`. */
+export interface RunRequest<T = unknown, TDeps = unknown> {
+  /** The agent's id, or its definition (`defineAgent`), which then types the run's output. */
+  agentId: string | AgentRef<T>;
   sessionId?: string;
   inputText: string;
   runId?: string;
@@ -117,7 +133,9 @@ export interface RunRequest<T = unknown> {
   metadata?: Record<string, unknown>;
   contextHints?: Record<string, unknown>;
   budget?: RunBudget;
-  deps?: unknown;
+  /** The run's dependencies, for its tools and middleware (`ctx.deps`); never sent to the model. */
+  deps?: TDeps;
+  /** Validates the final output (the agent's `output_type` when absent) and types it. */
   outputType?: OutputType<T>;
   durable?: boolean;
   resumeFromCheckpoint?: string;

@@ -1,13 +1,13 @@
 import type { RuntimeEvent } from "../contracts/runtime-event.js";
 import { RunEventsLostError } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
-import { chunkKindOf, type RunStreamChunk, toStreamChunk } from "./stream-chunk.js";
+import { chunkKindOf, type RunStreamChunk, type RunStreamChunkKind, toStreamChunk } from "./stream-chunk.js";
 
-export interface ReadOptions {
+export interface ReadOptions<K extends RunStreamChunkKind = RunStreamChunkKind> {
   /** Only events after this sequence. */
   afterSequence?: number;
   /** Only these chunk kinds. */
-  kinds?: readonly string[];
+  kinds?: readonly K[];
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });
@@ -115,7 +115,7 @@ export function* replayEvents(
   events: readonly RuntimeEvent[],
   options: ReadOptions = {},
 ): Generator<RunStreamChunk> {
-  const kinds = options.kinds ? new Set(options.kinds) : null;
+  const kinds: ReadonlySet<string> | null = options.kinds ? new Set(options.kinds) : null;
   const after = options.afterSequence ?? 0;
   for (const event of events) {
     if (event.sequence <= after) continue;

@@ -3,13 +3,15 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { registerBuiltins } from "../builtins/register-builtins.js";
 import type { AppConfig } from "../config/app-config-schema.js";
+import type { KeelConfig } from "../config/keel-config.js";
 import { loadConfig, parseConfig } from "../config/load-config.js";
-import type {
-  RunRecord,
-  RunRequest,
-  RunResult,
-  RunStatus,
-  TerminationReason,
+import {
+  agentIdOf,
+  type RunRecord,
+  type RunRequest,
+  type RunResult,
+  type RunStatus,
+  type TerminationReason,
 } from "../contracts/run-types.js";
 import type { EventBus } from "../contracts/runtime-event.js";
 import type { Tool } from "../contracts/tool.js";
@@ -40,7 +42,7 @@ import { executeRequest } from "./execute-request.js";
 import { type LiveRun, LiveRuns } from "./live-runs.js";
 import { type ReadOptions, RunChunkIterator } from "./read-run-events.js";
 import { agentOfCheckpoint, checkpointsOfRun } from "./run-checkpoints.js";
-import type { RunStreamChunk } from "./stream-chunk.js";
+import type { RunStreamChunk, RunStreamChunkKind, RunStreamChunks } from "./stream-chunk.js";
 
 interface Components {
   eventBus: EventBus;
@@ -71,10 +73,7 @@ export class Runtime {
   private configVersion = 1;
   private closed = false;
 
-  constructor(
-    config: AppConfig | Record<string, unknown>,
-    options: { configPath?: string; baseDir?: string } = {},
-  ) {
+  constructor(config: KeelConfig | AppConfig, options: { configPath?: string; baseDir?: string } = {}) {
     registerBuiltins();
     this.config = parseConfig(config);
     this.configPath = options.configPath;
@@ -89,11 +88,8 @@ export class Runtime {
     this.starting.catch(() => {});
   }
 
-  /** A runtime from a config object (code-first). */
-  static async fromDict(
-    config: Record<string, unknown>,
-    options: { baseDir?: string } = {},
-  ): Promise<Runtime> {
+  /** A runtime from a config object (code-first), type-checked as `KeelConfig`. */
+  static async fromDict(config: KeelConfig, options: { baseDir?: string } = {}): Promise<Runtime> {
     const runtime = new Runtime(config, options);
     await runtime.ready();
     return runtime;
@@ -160,13 +156,16 @@ export class Runtime {
     return this.parts.skills;
   }
 
-  /** Run to completion and resolve with the final output; any other stop reason rejects. */
-  async run<T = unknown>(request: RunRequest<T>): Promise<T> {
+  /**
+   * Run to completion and resolve with the final output, typed by `outputType` or the `output_type` of a
+   * `defineAgent` agent given as `agentId` (else a string); any other stop reason rejects.
+   */
+  async run<T = string, TDeps = unknown>(request: RunRequest<T, TDeps>): Promise<T> {
     const result = await this.runDetailed(request);
     if (result.stopReason === "completed") return result.finalOutput as T;
     throw (
       result.exception ??
-      new RunNotCompletedError(
+      new RunNotCompletedError<T>(
         `The run ended ${result.stopReason}${result.error ? `: ${result.error}` : ""}`,
         {
           result,
@@ -177,19 +176,19 @@ export class Runtime {
   }
 
   /** Run and resolve with the RunResult, whatever the run ends with. Rejects only for a request it cannot start. */
-  async runDetailed<T = unknown>(request: RunRequest<T>): Promise<RunResult<T>> {
+  async runDetailed<T = string, TDeps = unknown>(request: RunRequest<T, TDeps>): Promise<RunResult<T>> {
     const live = await this.startRun(request);
     return live.done as Promise<RunResult<T>>;
   }
 
   /**
    * Run and yield its events as they happen; the last chunk is `run.finished` with the RunResult. The run
-   * starts at the first `next()`; a request that cannot start rejects there.
+   * starts at the first `next()`; a request that cannot start rejects there. Chunks are a union on `kind`.
    */
-  stream(
-    request: RunRequest,
-    options: { kinds?: readonly string[] } = {},
-  ): AsyncIterableIterator<RunStreamChunk> {
+  stream<T = string, TDeps = unknown, K extends RunStreamChunkKind = RunStreamChunkKind>(
+    request: RunRequest<T, TDeps>,
+    options: { kinds?: readonly K[] } = {},
+  ): AsyncIterableIterator<RunStreamChunks<T, K>> {
     return new RunChunkIterator(
       () =>
         this.startRun(request).then((live) => {
@@ -199,7 +198,7 @@ export class Runtime {
           return live.log;
         }),
       options,
-    );
+    ) as AsyncIterableIterator<RunStreamChunks<T, K>>;
   }
 
   /**
@@ -208,12 +207,15 @@ export class Runtime {
    * for decisions is followed into its resumption when it is decided in this process — attach before deciding
    * to see the first resumed event; leave with `return()` (`break`) to stop waiting.
    */
-  attach(runId: string, options: ReadOptions = {}): AsyncIterableIterator<RunStreamChunk> {
+  attach<K extends RunStreamChunkKind = RunStreamChunkKind>(
+    runId: string,
+    options: ReadOptions<K> = {},
+  ): AsyncIterableIterator<RunStreamChunks<unknown, K>> {
     const live = this.liveRuns.get(runId);
     // A run that started here holds its whole log: the plain cursor is enough.
     if (live !== undefined && live.log.firstSequence <= (options.afterSequence ?? 0) + 1)
-      return new RunChunkIterator(live.log, options);
-    return this.follow(runId, options);
+      return new RunChunkIterator(live.log, options) as AsyncIterableIterator<RunStreamChunks<unknown, K>>;
+    return this.follow(runId, options) as AsyncIterableIterator<RunStreamChunks<unknown, K>>;
   }
 
   private async *follow(runId: string, options: ReadOptions): AsyncGenerator<RunStreamChunk> {
@@ -316,7 +318,7 @@ export class Runtime {
   ): Promise<LiveRun> {
     if (this.closed) throw new ConfigError("The runtime is closed", { hint: "Create a new Runtime" });
     const parts = this.components ?? (await this.starting);
-    const agent = await this.agents.resolve(request.agentId);
+    const agent = await this.agents.resolve(agentIdOf(request.agentId));
     const resume =
       request.resumeFromCheckpoint === undefined
         ? undefined
@@ -335,11 +337,15 @@ export class Runtime {
       throw new ConfigError(`Run '${runId}' is already running`, { hint: "Use a new runId" });
     }
     const sessionId = this.sessionOf(request, resume);
+    // The agent's own output type applies to every run of it that gives none, resumed runs included.
+    const outputType = request.outputType ?? agent.outputType;
+    const target = { agentId: agent.id, ...(outputType === undefined ? {} : { outputType }) };
     const normalized =
       resume === undefined
-        ? { ...request, runId, sessionId }
+        ? { ...request, ...target, runId, sessionId }
         : {
             ...request,
+            ...target,
             runId,
             sessionId,
             inputText: request.inputText || resume.inputText,
