@@ -45,8 +45,10 @@ describe("defineAgent and an agent's output_type", () => {
     });
     const runtime = await Runtime.fromDict({ agents: [math] });
     expect(await runtime.run({ agentId: "math", inputText: "2 + 40?" })).toEqual({ sum: 42 });
+    // Another output type than the agent's is given with the agent's id: named by its definition, the agent's
+    // type would have to agree with it.
     const Total = z.object({ total: z.number() });
-    expect(await runtime.run({ agentId: math, inputText: "1?", outputType: Total })).toEqual({ total: 1 });
+    expect(await runtime.run({ agentId: "math", inputText: "1?", outputType: Total })).toEqual({ total: 1 });
     await runtime.close();
   });
 

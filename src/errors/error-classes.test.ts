@@ -58,7 +58,12 @@ const families: [string, () => KeelError, string, boolean][] = [
   ],
   ["ModelRetryError", () => new ModelRetryError("m"), "execution.model_retry", false],
   ["PatternError", () => new PatternError("m"), "execution.pattern", false],
-  ["RunNotCompletedError", () => new RunNotCompletedError("m", { result: null as never }), "run.not_completed", false],
+  [
+    "RunNotCompletedError",
+    () => new RunNotCompletedError("m", { result: null as never }),
+    "run.not_completed",
+    false,
+  ],
   ["DecisionError", () => new DecisionError("m"), "run.decision", false],
   ["SessionQueueFullError", () => new SessionQueueFullError("m"), "session.queue_full", true],
   ["IllegalTransitionError", () => new IllegalTransitionError("m"), "state.illegal_transition", false],
