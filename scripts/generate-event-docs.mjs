@@ -57,7 +57,7 @@ function renderEventDocs(schemas) {
     "Every event Keel emits, with its payload keys (camelCase) and their types. Each event also carries `kind`,",
     "`runId`, `sessionId`, `agentId`, `sequence` and `timestampMs`; events outside a run have empty run fields and",
     "sequence 0. Emitting a declared event without a required key logs a warning and never throws. The same table",
-    "types `stream()`'s chunks (`EventPayloads`, `RunStreamChunk`): `chunk.kind === \"llm.delta\"` narrows",
+    'types `stream()`\'s chunks (`EventPayloads`, `RunStreamChunk`): `chunk.kind === "llm.delta"` narrows',
     "`chunk.payload` to `{ text: string }`.",
     "",
   ];
