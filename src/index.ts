@@ -11,6 +11,12 @@ export type {
 } from "./config/app-config-schema.js";
 export { formatConfigError } from "./config/config-issues.js";
 export { expandEnv } from "./config/expand-env.js";
+export {
+  type AgentConfig,
+  type DefinedAgent,
+  defineAgent,
+  type KeelConfig,
+} from "./config/keel-config.js";
 export { type LoadedConfig, loadConfig, parseConfig } from "./config/load-config.js";
 export { nearMatch, similarityRatio } from "./config/near-match.js";
 export type {
@@ -33,6 +39,7 @@ export {
   type LanguageModel,
   MODEL_SPECIFICATION_VERSION,
   type ModelRequest,
+  type ModelStopReason,
   type ModelStreamPart,
   type ModelToolSpec,
   type ModelUsage,
@@ -64,6 +71,7 @@ export type {
   Next,
 } from "./contracts/middleware.js";
 export type {
+  AgentRef,
   CostBreakdown,
   OutputType,
   ResumeMode,
@@ -156,8 +164,14 @@ export {
   toErrorDetails,
 } from "./errors/keel-error.js";
 export { AsyncEventBus } from "./events/async-event-bus.js";
-export { EVENT_SCHEMAS, type EventSchema } from "./events/event-schemas.js";
+export {
+  EVENT_SCHEMAS,
+  type EventName,
+  type EventPayloads,
+  type EventSchema,
+} from "./events/event-schemas.js";
 export { FileLoggingEventBus } from "./events/file-logging-event-bus.js";
+export type { PayloadField } from "./events/payload-fields.js";
 export { getLogger, type Logger, setLogger } from "./logging/logger.js";
 export type { StickyAction, ToolDecision } from "./loop/decisions.js";
 export type { LoadedRunState } from "./loop/resume/index.js";
@@ -240,7 +254,16 @@ export {
   registerPlugin,
   unregisterPlugin,
 } from "./runtime/seam-registries.js";
-export { type RunStreamChunk, RunStreamChunkKind } from "./runtime/stream-chunk.js";
+export {
+  asCustomChunk,
+  type CustomChunk,
+  isChunk,
+  type RunStreamChunk,
+  RunStreamChunkKind,
+  type RunStreamChunks,
+  type StreamChunkOf,
+  type StreamPayloads,
+} from "./runtime/stream-chunk.js";
 export type { CheckedPath, SandboxAccess } from "./sandbox/checked-path.js";
 export type { ListEntry } from "./sandbox/directory-entries.js";
 export { type ReadResult, Sandbox, type SandboxOptions, type WriteResult } from "./sandbox/sandbox.js";

@@ -35,14 +35,30 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const DEMO = path.join(here, "fixtures/mcp/demo-server.mjs");
 
 const seen = new Set<string>();
+/** Payload values that are not of the type their event declares for them: the types would lie. */
+const mistyped: string[] = [];
 const runtimes: Runtime[] = [];
 
 function watch(runtime: Runtime): Runtime {
   runtimes.push(runtime);
   runtime.eventBus.subscribe("*", (event) => {
     seen.add(event.kind);
+    mistyped.push(...mistypedKeys(event.kind, event.payload));
   });
   return runtime;
+}
+
+function mistypedKeys(kind: string, payload: Record<string, unknown>): string[] {
+  const schema = EVENT_SCHEMAS[kind];
+  if (schema === undefined) return [];
+  const optional = new Set(schema.optionalPayload);
+  return Object.entries(schema.fields)
+    .filter(([key, field]) => {
+      const value = payload[key];
+      if (optional.has(key) && value === undefined) return false;
+      return !field.is(value);
+    })
+    .map(([key, field]) => `${kind}.${key}: ${JSON.stringify(payload[key])} is not ${field.name}`);
 }
 
 async function agentRuntime(agent: Record<string, unknown>, config: Record<string, unknown> = {}) {
@@ -322,8 +338,9 @@ describe("every declared event is emitted by some run", () => {
     expect((await runtime.runDetailed({ agentId: "a", inputText: "render" })).stopReason).toBe("completed");
   });
 
-  it("together cover EVENT_SCHEMAS", () => {
+  it("together cover EVENT_SCHEMAS, every payload key of the type its event declares", () => {
     expect(Object.keys(EVENT_SCHEMAS).filter((name) => !seen.has(name))).toEqual([]);
+    expect([...new Set(mistyped)]).toEqual([]);
     // The stream's kinds for a decision and a finished call are the ones the spec names.
     expect(seen).toContain("tool.decision");
     expect(seen).not.toContain("tool.decided");

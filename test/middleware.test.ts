@@ -367,7 +367,10 @@ describe("middleware in config", () => {
         },
       ]);
     }
-    await expect(Runtime.fromDict(config, { baseDir: dir })).rejects.toBeInstanceOf(ConfigValidationError);
+    // A config from outside the type system (JSON): the misspelt level is refused when it loads.
+    await expect(Runtime.fromDict(config as never, { baseDir: dir })).rejects.toBeInstanceOf(
+      ConfigValidationError,
+    );
   });
 
   it("refuses an entry that is neither middleware nor a ref", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, type RuntimeEvent } from "../src/index.js";
+import { asCustomChunk, defineTool, type RuntimeEvent } from "../src/index.js";
 import { collect, runtimeWith, toolCall } from "./support/harness.js";
 
 // A tool that reaches for the bus on its context, as code written against the run context may.
@@ -26,7 +26,8 @@ describe("ctx.eventBus inside a run", () => {
       seen.push(event);
     });
     const chunks = await collect(runtime.stream({ agentId: "a", sessionId: "s", inputText: "go" }));
-    const note = chunks.find((chunk) => chunk.kind === "custom.note");
+    // A custom event's chunk is read as one: its kind is not among the declared ones the chunk union narrows on.
+    const note = chunks.map(asCustomChunk).find((chunk) => chunk?.kind === "custom.note");
     expect(note).toMatchObject({ payload: { text: "hi" } });
     expect(note?.sequence).toBeGreaterThan(0);
     const sequences = chunks.map((chunk) => chunk.sequence);

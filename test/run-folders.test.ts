@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { Runtime } from "../src/index.js";
+import { type AgentConfig, Runtime } from "../src/index.js";
 import { scriptedModel } from "../src/testing/index.js";
 
 /** Run folders and large outputs as artifacts, end to end with the filesystem toolset. */
@@ -45,7 +45,7 @@ async function runWith(
   };
   if (runtimeOptions !== undefined) agent.runtime = runtimeOptions;
   if (sandbox !== undefined) agent.sandbox = sandbox;
-  const runtime = await Runtime.fromDict({ agents: [agent] });
+  const runtime = await Runtime.fromDict({ agents: [agent as AgentConfig] });
   const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
   await runtime.close?.();
   return { model, result };

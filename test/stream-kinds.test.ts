@@ -19,6 +19,7 @@ describe("stream({ kinds })", () => {
     const { runtime } = await runtimeWith([{ text: "x" }]);
     let refused: unknown;
     try {
+      // @ts-expect-error a misspelt kind does not compile; a caller without types gets the typed error
       runtime.stream({ agentId: "a", inputText: "go" }, { kinds: ["llm.detla"] });
     } catch (error) {
       refused = error;
@@ -28,11 +29,13 @@ describe("stream({ kinds })", () => {
     expect(error.message).toBe("Unknown stream chunk kind 'llm.detla'");
     expect(error.hint).toMatch(/^Did you mean 'llm\.delta'\? Chunk kinds: run\.started, /);
     expect(error.hint).toContain("tool.finished");
+    // @ts-expect-error tool.completed is not a chunk kind (it shows as tool.finished)
     expect(() => runtime.attach("any", { kinds: ["tool.completed"] })).toThrow(
       expect.objectContaining({
         hint: expect.stringMatching(/^The stream shows tool\.completed as tool\.finished/),
       }),
     );
+    // @ts-expect-error not a chunk kind
     expect(() => runtime.stream({ runId: "any", decisions: [] }, { kinds: ["nothing.like.it"] })).toThrow(
       ConfigError,
     );
@@ -46,7 +49,7 @@ describe("stream({ kinds })", () => {
     const kinds = [
       ...Object.values(RunStreamChunkKind),
       ...Object.keys(EVENT_SCHEMAS).filter((name) => name !== "tool.completed" && name !== "tool.failed"),
-    ];
+    ] as RunStreamChunkKind[];
     const chunks = await collect(runtime.stream({ agentId: "a", inputText: "go" }, { kinds }));
     const all = await collect(runtime.attach(chunks[0]!.runId));
     expect(chunks.map((chunk) => chunk.sequence)).toEqual(all.map((chunk) => chunk.sequence));

@@ -8,8 +8,10 @@ import type {
   ChatMiddleware,
   FunctionMiddleware,
 } from "../contracts/middleware.js";
+import type { OutputType } from "../contracts/run-types.js";
 import type { Tool } from "../contracts/tool.js";
 import { getLogger } from "../logging/logger.js";
+import { isStandardSchema } from "../schema/to-json-schema.js";
 import { nearMatch } from "./near-match.js";
 
 /**
@@ -394,6 +396,16 @@ export const AgentDefinitionSchema = z.strictObject({
   middleware: MiddlewareConfigSchema.prefault({}),
   permissions: PermissionsConfigSchema.optional(),
   sandbox: SandboxConfigSchema.optional(),
+  /**
+   * Code-first only: a zod (or any Standard Schema) schema every run's final output must match, unless the run
+   * gives its own `outputType`. `defineAgent` keeps its type, so runs that name the agent are typed by it.
+   */
+  output_type: z
+    .custom<OutputType>(isStandardSchema, {
+      message: "not a Standard Schema",
+      params: { hint: "Give output_type in code: a zod schema or any other Standard Schema object." },
+    })
+    .optional(),
 });
 
 /** Logging set up by the runtime. */

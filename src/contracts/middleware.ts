@@ -15,8 +15,13 @@ export const MIDDLEWARE_LEVELS: readonly MiddlewareLevel[] = Object.freeze(["age
  */
 export type Next = () => Promise<void>;
 
-/** `(ctx, next) => …`: work before `next()` is pre-processing, reading `ctx.result` after it post-processing. */
-export type MiddlewareFunction<Context> = (ctx: Context, next: Next) => Promise<void> | void;
+/**
+ * `(ctx, next) => …`: work before `next()` is pre-processing, reading `ctx.result` after it post-processing.
+ * Written as a method's type so that middleware typed for a run's `deps` fits the config's untyped lists.
+ */
+export type MiddlewareFunction<Context> = {
+  handle(ctx: Context, next: Next): Promise<void> | void;
+}["handle"];
 
 /** Middleware as an object, for middleware that keeps settings or state. */
 export interface MiddlewareObject<Context> {
@@ -25,12 +30,15 @@ export interface MiddlewareObject<Context> {
 
 export type Middleware<Context> = MiddlewareFunction<Context> | MiddlewareObject<Context>;
 
-/** Wraps one run: its request before `next()`, its `RunResult` after. */
-export type AgentMiddleware = Middleware<AgentMiddlewareContext>;
+/** Wraps one run: its request before `next()`, its `RunResult` after. `TDeps` types `request.deps`. */
+export type AgentMiddleware<TDeps = unknown> = Middleware<AgentMiddlewareContext<TDeps>>;
 /** Wraps one model call, on every step: the model request before `next()`, the model's response after. */
 export type ChatMiddleware = Middleware<ChatMiddlewareContext>;
-/** Wraps one tool call between BeforeToolExecute and the executor: its arguments before, its result after. */
-export type FunctionMiddleware = Middleware<FunctionMiddlewareContext>;
+/**
+ * Wraps one tool call between BeforeToolExecute and the executor: its arguments before, its result after.
+ * `TDeps` types `ctx.deps`.
+ */
+export type FunctionMiddleware<TDeps = unknown> = Middleware<FunctionMiddlewareContext<TDeps>>;
 /** Middleware of any level, as a registered factory returns it. */
 export type AnyMiddleware = AgentMiddleware | ChatMiddleware | FunctionMiddleware;
 
@@ -48,7 +56,7 @@ export interface MiddlewareSession {
  * `{type: "behavior_requested", value: "middleware"}` (stop reason `completed`) and `finalOutput` to null —
  * spread `ctx.result` to keep what the run produced: `ctx.result = {...ctx.result, finalOutput: redact(…)}`.
  */
-export interface AgentMiddlewareContext {
+export interface AgentMiddlewareContext<TDeps = unknown> {
   readonly agentId: string;
   readonly runId: string;
   readonly sessionId: string;
@@ -58,7 +66,7 @@ export interface AgentMiddlewareContext {
    * The run's request, this run's own copy: change its fields before `next()` (input, budget, metadata, deps,
    * either kwargs bucket). `runId`, `sessionId` and `agentId` cannot be changed.
    */
-  readonly request: RunRequest;
+  readonly request: RunRequest<unknown, TDeps>;
   /** `request.inputText`. */
   input: string;
   /** `request.functionInvocationKwargs` (made empty on first read): for tools and function middleware. */
@@ -108,7 +116,7 @@ export interface ChatMiddlewareContext {
  * holds `callId` and is shared along the chain, with the executor and the tool. `result` is the tool's result
  * after `next()`; a failed execution makes `next()` throw the tool's error instead.
  */
-export interface FunctionMiddlewareContext extends ToolContext {
+export interface FunctionMiddlewareContext<TDeps = unknown> extends ToolContext<TDeps> {
   readonly tool: Tool;
   arguments: Record<string, unknown>;
   kwargs: Record<string, unknown>;

@@ -45,8 +45,11 @@ export function normalizeApprovalMode(mode: string | undefined): ToolExecutionSp
 
 export type ValidationOutcome<T> = { ok: true; value: T } | { ok: false; error: string };
 
-/** What a tool sees besides its params: the run's context plus this call. Never part of the input schema. */
-export interface ToolContext extends RunContext {
+/**
+ * What a tool sees besides its params: the run's context plus this call. Never part of the input schema. `TDeps`
+ * is the type of the run's `deps` (`RunRequest.deps`); annotate a `defineTool` handler's context with it.
+ */
+export interface ToolContext<TDeps = unknown> extends RunContext<TDeps> {
   readonly toolCallId: string;
   readonly toolId: string;
   readonly arguments: Record<string, unknown>;
@@ -73,23 +76,31 @@ export interface ToolContext extends RunContext {
 
 export type ToolStreamPart = { type: "delta"; text: string } | { type: "result"; data: unknown };
 
-/** The tool seam. `defineTool()` and `BaseTool` build it; the loop only needs these members. */
-export interface Tool<Params = Record<string, unknown>, Result = unknown> {
+/**
+ * The tool seam. `defineTool()` and `BaseTool` build it; the loop only needs these members. `TDeps` is the type
+ * of the run's `deps` the tool reads from its context.
+ */
+export interface Tool<Params = Record<string, unknown>, Result = unknown, TDeps = unknown> {
   readonly name: string;
   readonly description: string;
   /** JSON Schema of the params object sent to the model. */
   schema(): JsonSchema;
   executionSpec(): ToolExecutionSpec;
-  invoke(params: Params, ctx: ToolContext): Result | Promise<Result>;
+  invoke(params: Params, ctx: ToolContext<TDeps>): Result | Promise<Result>;
   /** Default true. False: a call that started but has no recorded result is not silently re-run on resume. */
   readonly durableIdempotent?: boolean;
   validateParams?(params: unknown): ValidationOutcome<Params> | Promise<ValidationOutcome<Params>>;
-  requiresApproval?(params: Params, ctx: ToolContext): boolean | Promise<boolean>;
-  beforeInvoke?(params: Params, ctx: ToolContext): void | Promise<void>;
+  requiresApproval?(params: Params, ctx: ToolContext<TDeps>): boolean | Promise<boolean>;
+  beforeInvoke?(params: Params, ctx: ToolContext<TDeps>): void | Promise<void>;
   /** Runs after success and failure alike. */
-  afterInvoke?(params: Params, ctx: ToolContext, result: unknown, error?: unknown): void | Promise<void>;
+  afterInvoke?(
+    params: Params,
+    ctx: ToolContext<TDeps>,
+    result: unknown,
+    error?: unknown,
+  ): void | Promise<void>;
   /** Turn a failure into a result; return `undefined` to let the error stand. */
-  fallback?(error: unknown, params: Params, ctx: ToolContext): unknown | Promise<unknown>;
+  fallback?(error: unknown, params: Params, ctx: ToolContext<TDeps>): unknown | Promise<unknown>;
   /** Runs once per session before its first turn; a `PermanentToolError` ends the run before the loop. */
   preflight?(ctx: RunContext): void | Promise<void>;
   getDependencies?(): string[];
@@ -97,8 +108,9 @@ export interface Tool<Params = Record<string, unknown>, Result = unknown> {
 }
 
 /** A tool that streams partial output (`tool.delta`) before its result. */
-export interface StreamingTool<Params = Record<string, unknown>> extends Tool<Params> {
-  invokeStream(params: Params, ctx: ToolContext): AsyncIterable<ToolStreamPart>;
+export interface StreamingTool<Params = Record<string, unknown>, TDeps = unknown>
+  extends Tool<Params, unknown, TDeps> {
+  invokeStream(params: Params, ctx: ToolContext<TDeps>): AsyncIterable<ToolStreamPart>;
 }
 
 export function isStreamingTool(tool: Tool): tool is StreamingTool {
@@ -181,13 +193,14 @@ export interface ToolResultRecord {
   success: boolean;
 }
 
-/** What patterns, hooks, memory and tools consume during a run. */
-export interface RunContext {
+/** What patterns, hooks, memory and tools consume during a run; `TDeps` is the type of its `deps`. */
+export interface RunContext<TDeps = unknown> {
   readonly agentId: string;
   readonly sessionId: string;
   readonly runId: string;
   readonly inputText: string;
-  readonly deps: unknown;
+  /** The run's `RunRequest.deps`: what the host gives this run's tools and middleware (a client, a user). */
+  readonly deps: TDeps;
   /** The session's persisted state; `ctx.session.state` in a tool is this same object. */
   state: Record<string, unknown>;
   readonly tools: Readonly<Record<string, Tool>>;
@@ -204,7 +217,7 @@ export interface RunContext {
   readonly transcript: Message[];
   readonly sessionArtifacts: SessionArtifact[];
   readonly assemblyMetadata: Record<string, unknown>;
-  readonly runRequest: RunRequest;
+  readonly runRequest: RunRequest<unknown, TDeps>;
   readonly toolExecutor: ToolExecutor;
   readonly usage: RunUsage;
   readonly artifacts: RunArtifact[];

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { RunResult } from "../contracts/run-types.js";
 import {
   BudgetExhausted,
   ConfigError,
@@ -57,7 +58,12 @@ const families: [string, () => KeelError, string, boolean][] = [
   ],
   ["ModelRetryError", () => new ModelRetryError("m"), "execution.model_retry", false],
   ["PatternError", () => new PatternError("m"), "execution.pattern", false],
-  ["RunNotCompletedError", () => new RunNotCompletedError("m", { result: null }), "run.not_completed", false],
+  [
+    "RunNotCompletedError",
+    () => new RunNotCompletedError("m", { result: null as never }),
+    "run.not_completed",
+    false,
+  ],
   ["DecisionError", () => new DecisionError("m"), "run.decision", false],
   ["SessionQueueFullError", () => new SessionQueueFullError("m"), "session.queue_full", true],
   ["IllegalTransitionError", () => new IllegalTransitionError("m"), "state.illegal_transition", false],
@@ -155,7 +161,7 @@ describe("error fields", () => {
     });
     expect([output.outputType, output.attempts, output.lastValidationError]).toEqual(["T", 3, info]);
     expect(new ModelRetryError("m", { validationError: "v" }).validationError).toBe("v");
-    const result = { stopReason: "failed" };
+    const result = { stopReason: "failed" } as RunResult;
     expect(new RunNotCompletedError("m", { result }).result).toBe(result);
     const issues = [{ path: "agents[0].id", message: "required" }];
     expect(new ConfigValidationError("m", { issues }).issues).toEqual(issues);

@@ -1,3 +1,4 @@
+import type { RunResult } from "../contracts/run-types.js";
 import { ERROR_CODES } from "./error-codes.js";
 import { KeelError, type KeelErrorOptions } from "./keel-error.js";
 
@@ -220,10 +221,13 @@ export class PatternError extends KeelError {
   }
 }
 
-/** `runtime.run()` rejects with this when the run ended with any stop reason other than `completed`. */
-export class RunNotCompletedError extends KeelError {
-  readonly result: unknown;
-  constructor(message: string, options: Options & { result: unknown }) {
+/**
+ * `runtime.run()` rejects with this when the run ended with any stop reason other than `completed`; `result` is
+ * the run's RunResult, `T` its output type (a `catch` sees `RunNotCompletedError<unknown>`).
+ */
+export class RunNotCompletedError<T = unknown> extends KeelError {
+  readonly result: RunResult<T>;
+  constructor(message: string, options: Options & { result: RunResult<T> }) {
     super(message, withDefaults(options, ERROR_CODES.RUN_NOT_COMPLETED, false));
     this.result = options.result;
   }

@@ -78,6 +78,25 @@ describe("EVENT_SCHEMAS", () => {
   it("is frozen", () => {
     expect(Object.isFrozen(EVENT_SCHEMAS)).toBe(true);
     expect(Object.isFrozen(EVENT_SCHEMAS["run.started"]?.requiredPayload)).toBe(true);
+    expect(Object.isFrozen(EVENT_SCHEMAS["run.started"]?.fields)).toBe(true);
+    expect(Object.isFrozen(EVENT_SCHEMAS["run.started"]?.fields.resumed)).toBe(true);
+  });
+
+  it("types every payload key, required and optional, with a named marker", () => {
+    for (const [name, schema] of Object.entries(EVENT_SCHEMAS)) {
+      expect(Object.keys(schema.fields), name).toEqual([
+        ...schema.requiredPayload,
+        ...schema.optionalPayload,
+      ]);
+      for (const field of Object.values(schema.fields)) {
+        expect(field.name, name).toMatch(/\S/);
+        expect(typeof field.is, name).toBe("function");
+      }
+    }
+    expect(EVENT_SCHEMAS["llm.delta"]?.fields.text?.name).toBe("string");
+    expect(EVENT_SCHEMAS["run.resume_attempted"]?.fields.checkpointId?.name).toBe("string | null");
+    expect(EVENT_SCHEMAS["tool.decision"]?.fields.action?.name).toBe('"approve" | "deny" | "result"');
+    expect(EVENT_SCHEMAS["tool.suspended"]?.fields.resumeMode?.name).toBe("ResumeMode");
   });
 });
 

@@ -1,5 +1,6 @@
 import type { ContextAssembler } from "../context/context-assembler.js";
 import type { LanguageModel, ModelCallOptions, ModelToolSpec } from "../contracts/language-model.js";
+import type { OutputType } from "../contracts/run-types.js";
 import type { Tool, ToolExecutor } from "../contracts/tool.js";
 import type { Memory } from "../memory/memory.js";
 import type { MiddlewareStack } from "../middleware/middleware-chain.js";
@@ -52,6 +53,8 @@ export interface ResolvedAgent {
    */
   readonly policy?: EffectivePolicy;
   readonly policyInput?: PolicyInput;
+  /** The definition's `output_type`: a run's output type when its request gives none. */
+  readonly outputType?: OutputType;
   /** Identifies tools, pattern and model, so a checkpoint of another agent shape is refused. */
   readonly fingerprint: string;
 }

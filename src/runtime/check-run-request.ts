@@ -1,4 +1,4 @@
-import type { RunRequest } from "../contracts/run-types.js";
+import { agentIdOf, type RunRequest } from "../contracts/run-types.js";
 import { ConfigError } from "../errors/error-classes.js";
 
 /**
@@ -10,6 +10,6 @@ export function checkRunRequest(request: RunRequest): void {
   if (maxSteps === undefined || (Number.isInteger(maxSteps) && maxSteps >= 1)) return;
   throw new ConfigError(`budget.maxSteps must be a whole number of steps, 1 or more, got ${maxSteps}`, {
     hint: "budget.maxSteps is how many model steps this run may take: give 1 or more, or leave it out for the agent's runtime.max_steps",
-    context: { agentId: request.agentId, maxSteps },
+    context: { agentId: agentIdOf(request.agentId), maxSteps },
   });
 }

@@ -147,6 +147,7 @@ export async function loadAgent(
     ...(memoryWriteMode === undefined ? {} : { memoryWriteMode }),
     largeOutputBytes: definition.sandbox?.large_output_bytes ?? DEFAULT_LARGE_OUTPUT_BYTES,
     ...runFoldersOf(definition.runtime.run_folders, baseDir),
+    ...(definition.output_type === undefined ? {} : { outputType: definition.output_type }),
     fingerprint: fingerprint(model, patternName ?? "react", toolSpecs),
     policy: computeEffectivePolicy(policyInput),
     policyInput,

@@ -1,14 +1,14 @@
 import type { RuntimeEvent } from "../contracts/runtime-event.js";
 import { RunEventsLostError } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
-import { chunkKindOf, type RunStreamChunk, toStreamChunk } from "./stream-chunk.js";
+import { chunkKindOf, type RunStreamChunk, type RunStreamChunkKind, toStreamChunk } from "./stream-chunk.js";
 import { wantedKinds } from "./stream-kinds.js";
 
-export interface ReadOptions {
+export interface ReadOptions<K extends RunStreamChunkKind = RunStreamChunkKind> {
   /** Only events after this sequence. */
   afterSequence?: number;
   /** Only these chunk kinds, and `run.finished`, which ends every stream. */
-  kinds?: readonly string[];
+  kinds?: readonly K[];
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ value: undefined, done: true });

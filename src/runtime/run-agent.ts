@@ -1,14 +1,13 @@
 import type { AppConfig } from "../config/app-config-schema.js";
+import type { KeelConfig } from "../config/keel-config.js";
 import type { RunRequest, RunResult } from "../contracts/run-types.js";
 import { Runtime } from "./runtime.js";
 import type { RunStreamChunk } from "./stream-chunk.js";
 
-type ConfigSource = string | AppConfig | Record<string, unknown>;
+type ConfigSource = string | KeelConfig | AppConfig;
 
 async function open(source: ConfigSource): Promise<Runtime> {
-  return typeof source === "string"
-    ? Runtime.fromConfig(source)
-    : Runtime.fromDict(source as Record<string, unknown>);
+  return typeof source === "string" ? Runtime.fromConfig(source) : Runtime.fromDict(source);
 }
 
 /** Create a runtime from a path or config, run once, close it; resolves with the final output. */

@@ -21,7 +21,7 @@ export interface DecideRequest {
 }
 
 /** What `stream()` takes: a run to start, or decisions that set a waiting run going again. */
-export type StreamRequest<T = unknown> = RunRequest<T> | DecideRequest;
+export type StreamRequest<T = unknown, TDeps = unknown> = RunRequest<T, TDeps> | DecideRequest;
 
 /** Whether a stream request decides a waiting run rather than starting one. */
 export function isDecideRequest(request: StreamRequest): request is DecideRequest {

@@ -3,13 +3,15 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { registerBuiltins } from "../builtins/register-builtins.js";
 import { type AppConfig, COMPONENT_METHODS } from "../config/app-config-schema.js";
+import type { KeelConfig } from "../config/keel-config.js";
 import { loadConfig, parseConfig } from "../config/load-config.js";
-import type {
-  RunRecord,
-  RunRequest,
-  RunResult,
-  RunStatus,
-  TerminationReason,
+import {
+  agentIdOf,
+  type RunRecord,
+  type RunRequest,
+  type RunResult,
+  type RunStatus,
+  type TerminationReason,
 } from "../contracts/run-types.js";
 import type { EventBus } from "../contracts/runtime-event.js";
 import type { Tool } from "../contracts/tool.js";
@@ -33,8 +35,8 @@ import { executeRequest } from "./execute-request.js";
 import { type LiveRun, LiveRuns } from "./live-runs.js";
 import { type ReadOptions, RunChunkIterator } from "./read-run-events.js";
 import { agentOfCheckpoint, checkpointsOfRun } from "./run-checkpoints.js";
-import { type DecideRequest, isDecideRequest, RunDecisions, type StreamRequest } from "./run-decisions.js";
-import type { RunStreamChunk } from "./stream-chunk.js";
+import { type DecideRequest, isDecideRequest, RunDecisions } from "./run-decisions.js";
+import type { RunStreamChunkKind, RunStreamChunks } from "./stream-chunk.js";
 import { checkStreamKinds } from "./stream-kinds.js";
 
 interface Components {
@@ -71,10 +73,7 @@ export class Runtime {
   private configVersion = 1;
   private closed = false;
 
-  constructor(
-    config: AppConfig | Record<string, unknown>,
-    options: { configPath?: string; baseDir?: string } = {},
-  ) {
+  constructor(config: KeelConfig | AppConfig, options: { configPath?: string; baseDir?: string } = {}) {
     registerBuiltins();
     this.config = parseConfig(config);
     this.configPath = options.configPath;
@@ -90,14 +89,11 @@ export class Runtime {
   }
 
   /**
-   * A runtime from a config object (code-first). Besides refs, `session`, `events` and `skills` may be the
-   * component itself (`session: myStore`): such a component belongs to the caller, who closes it;
-   * `close()` leaves it open.
+   * A runtime from a config object (code-first), type-checked as `KeelConfig`. Besides refs, `session`, `events`
+   * and `skills` may be the component itself (`session: myStore`): such a component belongs to the caller, who
+   * closes it; `close()` leaves it open.
    */
-  static async fromDict(
-    config: Record<string, unknown>,
-    options: { baseDir?: string } = {},
-  ): Promise<Runtime> {
+  static async fromDict(config: KeelConfig, options: { baseDir?: string } = {}): Promise<Runtime> {
     const runtime = new Runtime(config, options);
     await runtime.ready();
     return runtime;
@@ -166,13 +162,16 @@ export class Runtime {
     return this.parts.skills;
   }
 
-  /** Run to completion and resolve with the final output; any other stop reason rejects. */
-  async run<T = unknown>(request: RunRequest<T>): Promise<T> {
+  /**
+   * Run to completion and resolve with the final output, typed by `outputType` or the `output_type` of a
+   * `defineAgent` agent given as `agentId` (else a string); any other stop reason rejects.
+   */
+  async run<T = string, TDeps = unknown>(request: RunRequest<T, TDeps>): Promise<T> {
     const result = await this.runDetailed(request);
     if (result.stopReason === "completed") return result.finalOutput as T;
     throw (
       result.exception ??
-      new RunNotCompletedError(
+      new RunNotCompletedError<T>(
         `The run ended ${result.stopReason}${result.error ? `: ${result.error}` : ""}`,
         {
           result,
@@ -183,15 +182,16 @@ export class Runtime {
   }
 
   /** Run and resolve with the RunResult, whatever the run ends with. Rejects only for a request it cannot start. */
-  async runDetailed<T = unknown>(request: RunRequest<T>): Promise<RunResult<T>> {
+  async runDetailed<T = string, TDeps = unknown>(request: RunRequest<T, TDeps>): Promise<RunResult<T>> {
     const live = await this.startRun(request);
     return live.done as Promise<RunResult<T>>;
   }
 
   /**
    * Run and yield its events as they happen; the last chunk is `run.finished` with the RunResult. The run
-   * starts at the first `next()`; a request that cannot start rejects there. `kinds` keeps only chunks of those
-   * kinds — and `run.finished`, which every stream ends with; a kind no chunk has throws a `ConfigError` at once.
+   * starts at the first `next()`; a request that cannot start rejects there. Chunks are a union on `kind`.
+   * `kinds` keeps only chunks of those kinds — and `run.finished`, which every stream ends with; a kind no chunk
+   * has throws a `ConfigError` at once.
    *
    * Given `{ runId, decisions }` instead, it decides a waiting run as `decide()` does and yields what the run
    * does after the decisions — the `tool.decision` events among the first — to its `run.finished`, which says
@@ -199,15 +199,17 @@ export class Runtime {
    *
    * @example
    * for await (const chunk of runtime.stream({ runId, decisions: [{ toolCallId, action: "approve" }] })) {
-   *   if (chunk.kind === "run.finished") console.log(chunk.result?.stopReason);
+   *   if (chunk.kind === "run.finished") console.log(chunk.result.stopReason);
    * }
    */
-  stream(
-    request: StreamRequest,
-    options: { kinds?: readonly string[] } = {},
-  ): AsyncIterableIterator<RunStreamChunk> {
+  stream<T = string, TDeps = unknown, K extends RunStreamChunkKind = RunStreamChunkKind>(
+    request: RunRequest<T, TDeps> | DecideRequest,
+    options: { kinds?: readonly K[] } = {},
+  ): AsyncIterableIterator<RunStreamChunks<T, K>> {
     checkStreamKinds(options.kinds);
-    if (isDecideRequest(request)) return this.decisions.stream(request, options);
+    if (isDecideRequest(request)) {
+      return this.decisions.stream(request, options) as AsyncIterableIterator<RunStreamChunks<T, K>>;
+    }
     return new RunChunkIterator(
       () =>
         this.startRun(request).then((live) => {
@@ -217,7 +219,7 @@ export class Runtime {
           return live.log;
         }),
       options,
-    );
+    ) as AsyncIterableIterator<RunStreamChunks<T, K>>;
   }
 
   /**
@@ -228,16 +230,19 @@ export class Runtime {
    * `next()`, included; leave with `return()` (`break`) to stop waiting. `stream({ runId, decisions })` decides
    * and streams in one call.
    */
-  attach(runId: string, options: ReadOptions = {}): AsyncIterableIterator<RunStreamChunk> {
+  attach<K extends RunStreamChunkKind = RunStreamChunkKind>(
+    runId: string,
+    options: ReadOptions<K> = {},
+  ): AsyncIterableIterator<RunStreamChunks<unknown, K>> {
     checkStreamKinds(options.kinds);
     const live = this.liveRuns.get(runId);
     // A run going on here that started here holds its whole log: the plain cursor is enough.
     if (live !== undefined && !live.log.closed && live.log.firstSequence <= (options.afterSequence ?? 0) + 1)
-      return new RunChunkIterator(live.log, options);
+      return new RunChunkIterator(live.log, options) as AsyncIterableIterator<RunStreamChunks<unknown, K>>;
     return this.liveRuns.follow(runId, {
       ...options,
       store: this.ready().then(() => this.sessionManager),
-    });
+    }) as AsyncIterableIterator<RunStreamChunks<unknown, K>>;
   }
 
   /**
@@ -308,7 +313,7 @@ export class Runtime {
     if (this.closed) throw new ConfigError("The runtime is closed", { hint: "Create a new Runtime" });
     checkRunRequest(request);
     const parts = this.components ?? (await this.starting);
-    const agent = await this.agents.resolve(request.agentId);
+    const agent = await this.agents.resolve(agentIdOf(request.agentId));
     const resume =
       request.resumeFromCheckpoint === undefined
         ? undefined
@@ -327,11 +332,15 @@ export class Runtime {
       throw new ConfigError(`Run '${runId}' is already running`, { hint: "Use a new runId" });
     }
     const sessionId = this.sessionOf(request, resume);
+    // The agent's own output type applies to every run of it that gives none, resumed runs included.
+    const outputType = request.outputType ?? agent.outputType;
+    const target = { agentId: agent.id, ...(outputType === undefined ? {} : { outputType }) };
     const normalized =
       resume === undefined
-        ? { ...request, runId, sessionId }
+        ? { ...request, ...target, runId, sessionId }
         : {
             ...request,
+            ...target,
             runId,
             sessionId,
             inputText: request.inputText || resume.inputText,

@@ -21,17 +21,22 @@ type InferInput<S> = [S] extends [StandardSchemaV1<unknown, infer Output>]
     : Output
   : Record<string, unknown>;
 
-export interface ToolDefinition<S extends SchemaLike = Record<string, unknown>, Result = unknown> {
+/** `TDeps` is the type of the run's `deps` the handlers read from `ctx.deps`. */
+export interface ToolDefinition<
+  S extends SchemaLike = Record<string, unknown>,
+  Result = unknown,
+  TDeps = unknown,
+> {
   name: string;
   description: string;
   /** zod or any Standard Schema (turned into JSON Schema for the model), or a JSON Schema object. */
   inputSchema?: S;
   /** The handler. The context is its second argument and never part of the schema the model sees. */
-  execute: (input: InferInput<S>, ctx: ToolContext) => Result | Promise<Result>;
+  execute: (input: InferInput<S>, ctx: ToolContext<TDeps>) => Result | Promise<Result>;
   /** Stream text out (`tool.delta`) and finish with a result. */
-  stream?: (input: InferInput<S>, ctx: ToolContext) => AsyncIterable<ToolStreamPart>;
+  stream?: (input: InferInput<S>, ctx: ToolContext<TDeps>) => AsyncIterable<ToolStreamPart>;
   approvalMode?: "inherit" | "never" | "always" | "never_require" | "always_require";
-  requiresApproval?: (input: InferInput<S>, ctx: ToolContext) => boolean | Promise<boolean>;
+  requiresApproval?: (input: InferInput<S>, ctx: ToolContext<TDeps>) => boolean | Promise<boolean>;
   concurrencySafe?: boolean;
   interruptBehavior?: "cancel" | "block";
   sideEffects?: SideEffects;
@@ -53,10 +58,13 @@ export interface ToolDefinition<S extends SchemaLike = Record<string, unknown>, 
  *   inputSchema: z.object({ a: z.number(), b: z.number() }),
  *   execute: ({ a, b }) => a + b,
  * });
+ *
+ * A tool that reads the run's `deps` types its context, and runs that name an agent with it must give them:
+ * `execute: ({ id }, ctx: ToolContext<{ db: Db }>) => ctx.deps.db.get(id)`.
  */
-export function defineTool<S extends SchemaLike, Result>(
-  definition: ToolDefinition<S, Result>,
-): Tool<InferInput<S>, Result> {
+export function defineTool<S extends SchemaLike, Result, TDeps = unknown>(
+  definition: ToolDefinition<S, Result, TDeps>,
+): Tool<InferInput<S>, Result, TDeps> {
   const { name, description, inputSchema, execute } = definition;
   if (!name || typeof name !== "string") throw new TypeError("defineTool: `name` must be a non-empty string");
   if (typeof execute !== "function")
@@ -77,7 +85,7 @@ export function defineTool<S extends SchemaLike, Result>(
     ? (params: unknown) => standardValidation(inputSchema as StandardSchemaV1<unknown, InferInput<S>>, params)
     : (params: unknown) => jsonSchemaValidation<InferInput<S>>(jsonSchema, params);
 
-  const tool: Tool<InferInput<S>, Result> & Partial<StreamingTool<InferInput<S>>> = {
+  const tool: Tool<InferInput<S>, Result, TDeps> & Partial<StreamingTool<InferInput<S>, TDeps>> = {
     name,
     description,
     durableIdempotent: definition.durableIdempotent ?? true,

@@ -113,7 +113,7 @@ export async function streamRunCommand(options: StreamRunOptions): Promise<numbe
       for await (const chunk of chunks) {
         renderer(chunk);
         if (chunk.kind === "run.finished") {
-          result = chunk.result ?? (chunk.payload.result as RunResult | undefined);
+          result = chunk.result;
         }
       }
       if (!result) {

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { quotedNode as node, shellWorkspace } from "../../../test/support/shell-tools.js";
-import { Runtime } from "../../index.js";
+import { type AgentConfig, Runtime } from "../../index.js";
 import { getLogger } from "../../logging/logger.js";
 import { scriptedModel } from "../../testing/index.js";
 
@@ -8,7 +8,11 @@ import { scriptedModel } from "../../testing/index.js";
 
 const { ws } = shellWorkspace("keel-shell-run-");
 
-function agent(model: ReturnType<typeof scriptedModel>, tools: object[], extra: object = {}) {
+function agent(
+  model: ReturnType<typeof scriptedModel>,
+  tools: AgentConfig["tools"],
+  extra: Partial<AgentConfig> = {},
+): AgentConfig {
   return { id: "a", name: "A", llm: model, tools, sandbox: { roots: [{ path: ws, mode: "rw" }] }, ...extra };
 }
 
