@@ -42,7 +42,18 @@ async function calculator(calls: string[]) {
       return `recorded ${value}`;
     },
   });
-  const model = scriptedModel([{ text: "1 + 2 = 3, recorded x, 3 + 4 = 7" }]);
+  // The whole script the run was written with; a resumed run's model answers after the turns its transcript holds.
+  const model = scriptedModel([
+    { toolCalls: [{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }] },
+    {
+      text: "recording",
+      toolCalls: [
+        { id: "c2", name: "record", arguments: { value: "x" } },
+        { id: "c3", name: "add", arguments: { a: 3, b: 4 } },
+      ],
+    },
+    { text: "1 + 2 = 3, recorded x, 3 + 4 = 7" },
+  ]);
   const runtime = await Runtime.fromDict({
     session: { type: "jsonl_file", config: { root_dir: rootDir } },
     agents: [

@@ -441,12 +441,8 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
   });
 
   it("branches a new run from an earlier checkpoint and streams it to completion", async () => {
-    // A process's scripted model starts at its first turn; a real model would answer from the transcript, which
-    // holds step 1 already. This script is that answer.
-    const branchPath = await storedConfig("durable-branch.json", [{ text: "The sum is 42." }], {
-      root: root(),
-    });
-    const { code, out, err } = await cli(["resume", branchPath, `${runId}:step:2`, "--branch"]);
+    // The scripted model answers after the turns the transcript holds, as a real model would: here step 2's.
+    const { code, out, err } = await cli(["resume", path, `${runId}:step:2`, "--branch"]);
     expect(err).toBe("");
     expect(code).toBe(0);
     expect(out).toMatch(/^The sum is 42\.\n✓ completed · 2 steps · 2 llm calls · 1 tool call · /);
@@ -461,11 +457,8 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
   });
 
   it("streams a resumed run as JSON chunks, run.finished last", async () => {
-    const branchPath = await storedConfig("durable-json.json", [{ text: "The sum is 42." }], {
-      root: root(),
-    });
     // From the step in flight: the branch runs add itself, then answers.
-    const { code, out } = await cli(["resume", branchPath, `${runId}:step:1`, "--json", "--branch"]);
+    const { code, out } = await cli(["resume", path, `${runId}:step:1`, "--json", "--branch"]);
     expect(code).toBe(0);
     const chunks = jsonLines(out) as { kind: string; result?: { stopReason: string; runId: string } }[];
     expect(chunks[0]!.kind).toBe("run.started");

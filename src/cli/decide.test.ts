@@ -155,18 +155,18 @@ describe("keel run, suspended, then keel decide from another shell", () => {
 
   it("--always approves the tool's later calls in the run without asking", async () => {
     const root = join(dir(), "store");
-    const path = await storedConfig("decide-always.json", [{ tool_calls: [{ id: "p1", name: "pay" }] }], {
-      root: root,
-    });
-    const run = await cli(["run", path, "pay twice"]);
-    expect(run.code).toBe(2);
-    // A process's scripted model starts at its first turn; this script is the model's answer after p1.
-    const after = await storedConfig(
-      "decide-always-2.json",
-      [{ tool_calls: [{ id: "p2", name: "pay", arguments: { query: "again" } }] }, { text: "both paid" }],
+    const path = await storedConfig(
+      "decide-always.json",
+      [
+        { tool_calls: [{ id: "p1", name: "pay" }] },
+        { tool_calls: [{ id: "p2", name: "pay", arguments: { query: "again" } }] },
+        { text: "both paid" },
+      ],
       { root: root },
     );
-    const { code, out } = await cli(["decide", after, runIdOf(run.out), "p1", "approve", "--always"]);
+    const run = await cli(["run", path, "pay twice"]);
+    expect(run.code).toBe(2);
+    const { code, out } = await cli(["decide", path, runIdOf(run.out), "p1", "approve", "--always"]);
     expect(code).toBe(0);
     expect(out).toContain("← pay paid again");
     expect(out).toContain("both paid\n");
