@@ -140,12 +140,17 @@ describe("keel run --json", () => {
     expect(runStarted.kind).toBe("run.started");
   });
 
-  it("keeps stdout clean when the config is invalid", async () => {
+  it("reports an invalid config as one JSON error line on stdout, and as text on stderr", async () => {
     const path = join(dir(), "json-bad.json");
     await writeFile(path, JSON.stringify({ agents: [] }), "utf8");
     const { code, out, err } = await cli(["run", path, "hi", "--json"]);
     expect(code).toBe(1);
-    expect(out).toBe("");
+    expect(jsonLines(out)).toEqual([
+      {
+        kind: "error",
+        error: expect.objectContaining({ code: "config.validation", message: expect.any(String) }),
+      },
+    ]);
     expect(err).toContain("ConfigValidationError");
   });
 });
@@ -234,7 +239,7 @@ describe("keel command line", () => {
       expect(out).toBe(USAGE);
       expect(err).toBe("");
     }
-    expect(USAGE).toMatch(/keel run <config> "<input>" \[--agent ID\] \[--session ID\] \[--json\]/);
+    expect(USAGE).toMatch(/keel run <config> "<input>"\|- \[--agent ID\] \[--session ID\] \[--json\]/);
     expect(USAGE).toContain("keel validate <config>");
     const bare = await cli([]);
     expect(bare.code).toBe(1);
