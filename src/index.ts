@@ -114,7 +114,7 @@ export {
   type ToolStreamPart,
 } from "./contracts/tool.js";
 export {
-  BudgetExhausted,
+  BudgetExhaustedError,
   ConfigError,
   type ConfigIssue,
   ConfigLoadError,
@@ -144,6 +144,7 @@ export {
   ToolTimeoutError,
   ToolUnavailableError,
   ToolValidationError,
+  UnknownRunError,
   type ValidationErrorInfo,
 } from "./errors/error-classes.js";
 export { ERROR_CODES, type ErrorCode } from "./errors/error-codes.js";

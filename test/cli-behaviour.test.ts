@@ -63,7 +63,9 @@ describe("keel run ends when its run ends", () => {
     });
     const run = await keel(["run", path, "go"]);
     expect(run.code, run.stderr).toBe(1);
-    expect(run.stdout).toMatch(/^→ hang \{\}\n✗ hang .*\n✗ timeout · 1 step · 1 llm call · 1 tool call · /);
+    expect(run.stdout).toMatch(
+      /^→ hang \{\}\n✗ hang Tool 'hang' was stopped: the run ran out of time .*\n✗ timeout · 1 step · 1 llm call · 1 tool call · /,
+    );
     expect(run.stderr).toContain("The run ran out of time at step 1");
     const runs = await keel(["runs", path, "--json"]);
     expect(JSON.parse(runs.stdout)).toMatchObject({ status: "done", stopReason: "timeout" });

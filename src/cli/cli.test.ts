@@ -417,7 +417,7 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.out).toBe("");
     expect(unknown.err).toBe(
-      "config.error: Unknown run 'no-such-run': the config's session store has no such run\n" +
+      "run.unknown: Unknown run 'no-such-run': the config's session store has no such run\n" +
         "hint: `keel runs <config>` lists the runs it knows\n",
     );
   });

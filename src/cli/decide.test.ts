@@ -56,7 +56,10 @@ describe("keel run, suspended, then keel decide from another shell", () => {
     });
     const unknown = await cli(["pending", path, "no-such-run"]);
     expect(unknown).toMatchObject({ code: 2, out: "" });
-    expect(unknown.err).toContain("Unknown run 'no-such-run'");
+    expect(unknown.err).toBe(
+      "run.unknown: Unknown run 'no-such-run': the config's session store has no such run\n" +
+        "hint: `keel runs <config>` lists the runs it knows\n",
+    );
   });
 
   it("approve: the call runs, the run completes and streams as keel run does, exit 0", async () => {
@@ -135,12 +138,16 @@ describe("keel run, suspended, then keel decide from another shell", () => {
     });
     const noValue = await cli(["decide", path, runId, "call_1", "result"]);
     expect(noValue.code).toBe(2);
-    expect(noValue.err).toMatch(
-      /^run\.decision: A 'result' decision for call 'call_1' needs a value\nhint: /,
+    expect(noValue.err).toBe(
+      "run.decision: A 'result' decision for call 'call_1' needs a value\n" +
+        "hint: Give the tool result the model should see: `--value JSON` (`value` in code)\n",
     );
     const unknownRun = await cli(["decide", path, "no-such-run", "call_1", "approve"]);
     expect(unknownRun).toMatchObject({ code: 2, out: "" });
-    expect(unknownRun.err).toMatch(/^run\.decision: Unknown run 'no-such-run'\nhint: /);
+    expect(unknownRun.err).toBe(
+      "run.unknown: Unknown run 'no-such-run'\n" +
+        "hint: `keel runs <config>` lists the runs the store knows (`runtime.listRuns()` in code)\n",
+    );
     // Still waiting on the same call: the refusals changed nothing.
     expect((await cli(["pending", path, runId])).out).toMatch(/^call_1 {2}pay /);
 

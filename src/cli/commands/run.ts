@@ -3,7 +3,7 @@ import type { AppConfig } from "../../config/app-config-schema.js";
 import { formatConfigError } from "../../config/config-issues.js";
 import { loadConfig } from "../../config/load-config.js";
 import type { RunRecord, RunResult, StopReason } from "../../contracts/run-types.js";
-import { ConfigError } from "../../errors/error-classes.js";
+import { UnknownRunError } from "../../errors/error-classes.js";
 import { type ErrorDetails, KeelError, toErrorDetails } from "../../errors/keel-error.js";
 import { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
@@ -194,7 +194,7 @@ export async function withStoredRun(
   try {
     const run = await runtime.getRun(options.runId);
     if (run !== null) return await use(runtime, run);
-    const error = new ConfigError(
+    const error = new UnknownRunError(
       `Unknown run '${options.runId}': the config's session store has no such run`,
       {
         hint: "`keel runs <config>` lists the runs it knows",

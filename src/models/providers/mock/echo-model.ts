@@ -9,7 +9,7 @@ import { type Message, messageText } from "../../../contracts/message.js";
 import { assistantTurns } from "./assistant-turns.js";
 
 /**
- * The offline default model (seed 000's mock): `/tool <id> <query>` calls that tool with `{query}`, a tool
+ * The offline default model: `/tool <id> <query>` calls that tool with `{query}`, a tool
  * result is reported back, and anything else is echoed as `Echo: <input> (history=N)`, N being the number of
  * messages before the latest user message.
  */
