@@ -122,7 +122,7 @@ export {
   type ToolStreamPart,
 } from "./contracts/tool.js";
 export {
-  BudgetExhausted,
+  BudgetExhaustedError,
   ConfigError,
   type ConfigIssue,
   ConfigLoadError,
@@ -152,6 +152,7 @@ export {
   ToolTimeoutError,
   ToolUnavailableError,
   ToolValidationError,
+  UnknownRunError,
   type ValidationErrorInfo,
 } from "./errors/error-classes.js";
 export { ERROR_CODES, type ErrorCode } from "./errors/error-codes.js";

@@ -42,7 +42,18 @@ async function calculator(calls: string[]) {
       return `recorded ${value}`;
     },
   });
-  const model = scriptedModel([{ text: "1 + 2 = 3, recorded x, 3 + 4 = 7" }]);
+  // The whole script the run was written with; a resumed run's model answers after the turns its transcript holds.
+  const model = scriptedModel([
+    { toolCalls: [{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }] },
+    {
+      text: "recording",
+      toolCalls: [
+        { id: "c2", name: "record", arguments: { value: "x" } },
+        { id: "c3", name: "add", arguments: { a: 3, b: 4 } },
+      ],
+    },
+    { text: "1 + 2 = 3, recorded x, 3 + 4 = 7" },
+  ]);
   const runtime = await Runtime.fromDict({
     session: { type: "jsonl_file", config: { root_dir: rootDir } },
     agents: [
@@ -98,6 +109,8 @@ describe("frozen checkpoint fixtures (run state schema version 1)", () => {
     });
     expect(calls).toEqual(["c3:add"]);
     expect(result.usage).toMatchObject({ llmCalls: 3, toolCalls: 3, inputTokens: 30 });
+    // The fixture's breakdown says cached_read and cached_write, as checkpoints did before; the result's is camelCase.
+    expect(result.usage.costBreakdown).toEqual({ input: 0, output: 0, cachedRead: 0, cachedWrite: 0 });
     expect(model.requests[0]!.messages).toEqual([
       { role: "user", content: "Add 1 and 2, record x, then add 3 and 4" },
       { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }] },

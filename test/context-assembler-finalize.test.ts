@@ -83,7 +83,12 @@ describe("ContextAssembler.finalize", () => {
       { text: "paid" },
     ]);
     try {
-      const suspended = await runtime.runDetailed({ agentId: "a", runId: "w", inputText: "pay" });
+      const suspended = await runtime.runDetailed({
+        agentId: "a",
+        sessionId: "s",
+        runId: "w",
+        inputText: "pay",
+      });
       expect(suspended.stopReason).toBe("suspended");
       expect(assembler.finalized).toEqual([]);
       const decided = await runtime.decide({
@@ -92,7 +97,8 @@ describe("ContextAssembler.finalize", () => {
       });
       expect(decided.finalOutput).toBe("paid [finalized]");
       expect(assembler.finalized.map((call) => call.stopReason)).toEqual(["completed"]);
-      const failed = await runtime.runDetailed({ agentId: "a", inputText: "again" });
+      // The session's transcript holds both scripted turns already: the model has no third one, and fails.
+      const failed = await runtime.runDetailed({ agentId: "a", sessionId: "s", inputText: "again" });
       expect(failed.stopReason).toBe("failed");
       expect(failed.metadata.finalizedBy).toBe("tagging");
       expect(assembler.finalized.map((call) => call.stopReason)).toEqual(["completed", "failed"]);

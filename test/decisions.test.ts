@@ -372,7 +372,8 @@ describe("decisions", () => {
     await expect(
       runtime.decide({ runId: "nope", decisions: [{ toolCallId: "p1", action: "approve" }] }),
     ).rejects.toMatchObject({
-      code: "run.decision",
+      name: "DecisionError",
+      code: "run.unknown",
       hint: expect.any(String),
     });
     await expect(

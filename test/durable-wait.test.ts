@@ -91,6 +91,7 @@ describe("a durable run waiting to resume after a rate limit, in a process of it
     writeFileSync(
       config,
       JSON.stringify({
+        session: { type: "jsonl_file", config: { root_dir: join(root, "store") } },
         agents: [
           {
             id: "assistant",

@@ -120,7 +120,10 @@ describe("chat middleware", () => {
       if (ctx.step === 1) ctx.result = { toolCalls: [{ id: "c1", name: "add", arguments: { a: 1, b: 1 } }] };
       else await next();
     };
-    const { runtime, model } = await runtimeWith([{ text: "two" }], { middleware: { chat: [plan] } });
+    // The middleware's answer is the transcript's first assistant turn: the model answers with the script's second.
+    const { runtime, model } = await runtimeWith([{ text: "never" }, { text: "two" }], {
+      middleware: { chat: [plan] },
+    });
     const result = await runtime.runDetailed({ agentId: "a", inputText: "go" });
     expect(result.finalOutput).toBe("two");
     expect(model.callCount).toBe(1);

@@ -88,7 +88,10 @@ describe("the Runtime facade", () => {
     expect(await runtime.listRuns({ status: "waiting" })).toEqual([]);
     const events = await runtime.sessionManager.loadEvents(result.runId);
     expect(events.map((event) => event.sequence)).toEqual(events.map((_event, index) => index + 1));
-    await expect(collect(runtime.attach("missing"))).rejects.toThrow("Unknown run 'missing'");
+    await expect(collect(runtime.attach("missing"))).rejects.toMatchObject({
+      code: "run.unknown",
+      message: "Unknown run 'missing'",
+    });
     await runtime.close();
   });
 

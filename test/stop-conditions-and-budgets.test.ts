@@ -243,7 +243,7 @@ describe("limits and budgets end runs with stop reasons, never exceptions", () =
     const result = await runtime.runDetailed({ agentId: "a", inputText: "go", budget: { maxCostUsd: 1.5 } });
     expect(result.stopReason).toBe("budget_exhausted");
     expect(result.usage.costUsd).toBe(2);
-    expect(result.usage.costBreakdown).toEqual({ input: 2, output: 0, cached_read: 0, cached_write: 0 });
+    expect(result.usage.costBreakdown).toEqual({ input: 2, output: 0, cachedRead: 0, cachedWrite: 0 });
     expect(result.errorDetails?.code).toBe("run.budget_exhausted");
     await runtime.close();
   });

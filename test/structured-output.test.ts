@@ -95,6 +95,7 @@ describe("structured output", () => {
     class Picky extends BasePattern {
       async react(): Promise<StepAction> {
         const response = await this.callLlm();
+        this.recordResponse(response);
         executions++;
         if (response.text !== "good") throw new ModelRetryError(`not good: ${response.text}`);
         return { type: "final", output: response.text };

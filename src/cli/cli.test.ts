@@ -142,12 +142,17 @@ describe("keel run --json", () => {
     expect(runStarted.kind).toBe("run.started");
   });
 
-  it("keeps stdout clean when the config is invalid", async () => {
+  it("reports an invalid config as one JSON error line on stdout, and as text on stderr", async () => {
     const path = join(dir(), "json-bad.json");
     await writeFile(path, JSON.stringify({ agents: [] }), "utf8");
     const { code, out, err } = await cli(["run", path, "hi", "--json"]);
     expect(code).toBe(1);
-    expect(out).toBe("");
+    expect(jsonLines(out)).toEqual([
+      {
+        kind: "error",
+        error: expect.objectContaining({ code: "config.validation", message: expect.any(String) }),
+      },
+    ]);
     expect(err).toContain("ConfigValidationError");
   });
 });
@@ -236,7 +241,7 @@ describe("keel command line", () => {
       expect(out).toBe(USAGE);
       expect(err).toBe("");
     }
-    expect(USAGE).toMatch(/keel run <config> "<input>" \[--agent ID\] \[--session ID\] \[--json\]/);
+    expect(USAGE).toMatch(/keel run <config> "<input>"\|- \[--agent ID\] \[--session ID\] \[--json\]/);
     expect(USAGE).toContain("keel validate <config>");
     const bare = await cli([]);
     expect(bare.code).toBe(1);
@@ -414,7 +419,7 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.out).toBe("");
     expect(unknown.err).toBe(
-      "config.error: Unknown run 'no-such-run': the config's session store has no such run\n" +
+      "run.unknown: Unknown run 'no-such-run': the config's session store has no such run\n" +
         "hint: `keel runs <config>` lists the runs it knows\n",
     );
   });
@@ -443,12 +448,8 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
   });
 
   it("branches a new run from an earlier checkpoint and streams it to completion", async () => {
-    // A process's scripted model starts at its first turn; a real model would answer from the transcript, which
-    // holds step 1 already. This script is that answer.
-    const branchPath = await storedConfig("durable-branch.json", [{ text: "The sum is 42." }], {
-      root: root(),
-    });
-    const { code, out, err } = await cli(["resume", branchPath, `${runId}:step:2`, "--branch"]);
+    // The scripted model answers after the turns the transcript holds, as a real model would: here step 2's.
+    const { code, out, err } = await cli(["resume", path, `${runId}:step:2`, "--branch"]);
     expect(err).toBe("");
     expect(code).toBe(0);
     expect(out).toMatch(/^The sum is 42\.\n✓ completed · 2 steps · 2 llm calls · 1 tool call · /);
@@ -463,11 +464,8 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
   });
 
   it("streams a resumed run as JSON chunks, run.finished last", async () => {
-    const branchPath = await storedConfig("durable-json.json", [{ text: "The sum is 42." }], {
-      root: root(),
-    });
     // From the step in flight: the branch runs add itself, then answers.
-    const { code, out } = await cli(["resume", branchPath, `${runId}:step:1`, "--json", "--branch"]);
+    const { code, out } = await cli(["resume", path, `${runId}:step:1`, "--json", "--branch"]);
     expect(code).toBe(0);
     const chunks = jsonLines(out) as {
       kind: string;

@@ -29,6 +29,8 @@ export interface CliIO {
    * stdin is a terminal.
    */
   prompt?: Prompt;
+  /** All of standard input, for `keel run <config> -`; main.ts reads the process's. */
+  readStdin?: () => Promise<string>;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -75,7 +77,7 @@ const COMMAND_NAMES = [...Object.keys(COMMANDS), "help"];
 export const USAGE = `keel — run Keel agents from a config file
 
 Usage:
-  keel run <config> "<input>" [--agent ID] [--session ID] [--json] [--durable]
+  keel run <config> "<input>"|- [--agent ID] [--session ID] [--json] [--durable]
   keel validate <config>
   keel runs <config> [--session ID] [--status STATUS] [--json]
   keel checkpoints <config> <runId> [--json]
@@ -102,9 +104,11 @@ Commands:
                skill, sandbox) and merge rule, and each tool's decision with the rule that made it
 
 Options for run:
+  -              In place of the input: read it from stdin (keel run agent.json - < prompt.txt)
   --agent ID     The agent to run (default: the config's first agent)
   --session ID   Run in this session (default: a new one)
-  --json         Print each stream chunk as one JSON line instead of readable output (also for resume)
+  --json         Print each stream chunk as one JSON line instead of readable output (also for resume);
+                 an error that stops the command is a line {"kind":"error","error":{code,message,hint}} too
   --durable      Checkpoint after every model call, tool call and step, so that the run can be resumed
                  (from another process too, with a jsonl_file, sqlite or postgres session store)
   On a terminal, a run that suspends asks to approve (a) or deny (d) each pending call and goes on;
@@ -124,7 +128,8 @@ Options for policy:
   --session ID   Include the skills this session has loaded
   --json         Print the policy as one JSON value (what runtime.getEffectivePolicy returns)
 
-Exit codes: 0 completed, 2 suspended (a tool call awaits approval), 1 any other outcome or error.
+Exit codes: 0 completed, 2 suspended (a tool call awaits approval), 1 any other outcome or error,
+  130 interrupted (Ctrl-C cancels the run; a second Ctrl-C quits without waiting for the cleanup).
   checkpoints, resume, decide and pending also exit 2 for a run or checkpoint the store does not know,
   resume for a checkpoint it refuses (another agent shape or schema version, the latest of a finished
   run, one the run went past without --branch, a run another process is continuing), and decide for a decision it refuses (an unknown or already decided call, a run not waiting).
@@ -258,7 +263,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
   const [configPath, ...words] = positionals;
   if (configPath === undefined || words.length === 0) {
     throw new UsageError(
-      'Usage: keel run <config> "<input>" [--agent ID] [--session ID] [--json] [--durable]',
+      'Usage: keel run <config> "<input>"|- [--agent ID] [--session ID] [--json] [--durable]',
     );
   }
   const agentId = typeof values.agent === "string" ? values.agent : undefined;
@@ -266,12 +271,21 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
   return runCommand({
     configPath,
     // An unquoted input arrives as several words; joining them is what the user meant.
-    input: words.join(" "),
+    input: words.length === 1 && words[0] === "-" ? await inputFromStdin(io) : words.join(" "),
     ...(agentId === undefined ? {} : { agentId }),
     ...(sessionId === undefined ? {} : { sessionId }),
     durable: values.durable === true,
     ...output,
   });
+}
+
+/** `keel run <config> -`: the input is standard input, without the newline that ends its last line. */
+async function inputFromStdin(io: CliIO): Promise<string> {
+  const text = (await io.readStdin?.())?.replace(/\r?\n$/, "") ?? "";
+  if (text.trim() === "") {
+    throw new UsageError("keel run <config> - reads the input from stdin, and stdin was empty");
+  }
+  return text;
 }
 
 const DECISION_ACTIONS: readonly ToolDecision["action"][] = ["approve", "deny", "result"];

@@ -56,7 +56,10 @@ describe("keel run, suspended, then keel decide from another shell", () => {
     });
     const unknown = await cli(["pending", path, "no-such-run"]);
     expect(unknown).toMatchObject({ code: 2, out: "" });
-    expect(unknown.err).toContain("Unknown run 'no-such-run'");
+    expect(unknown.err).toBe(
+      "run.unknown: Unknown run 'no-such-run': the config's session store has no such run\n" +
+        "hint: `keel runs <config>` lists the runs it knows\n",
+    );
   });
 
   it("approve: the call runs, the run completes and streams as keel run does, exit 0", async () => {
@@ -138,12 +141,16 @@ describe("keel run, suspended, then keel decide from another shell", () => {
     });
     const noValue = await cli(["decide", path, runId, "call_1", "result"]);
     expect(noValue.code).toBe(2);
-    expect(noValue.err).toMatch(
-      /^run\.decision: A 'result' decision for call 'call_1' needs a value\nhint: /,
+    expect(noValue.err).toBe(
+      "run.decision: A 'result' decision for call 'call_1' needs a value\n" +
+        "hint: Give the tool result the model should see: `--value JSON` (`value` in code)\n",
     );
     const unknownRun = await cli(["decide", path, "no-such-run", "call_1", "approve"]);
     expect(unknownRun).toMatchObject({ code: 2, out: "" });
-    expect(unknownRun.err).toMatch(/^run\.decision: Unknown run 'no-such-run'\nhint: /);
+    expect(unknownRun.err).toBe(
+      "run.unknown: Unknown run 'no-such-run'\n" +
+        "hint: `keel runs <config>` lists the runs the store knows (`runtime.listRuns()` in code)\n",
+    );
     // Still waiting on the same call: the refusals changed nothing.
     expect((await cli(["pending", path, runId])).out).toMatch(/^call_1 {2}pay /);
 
@@ -158,18 +165,18 @@ describe("keel run, suspended, then keel decide from another shell", () => {
 
   it("--always approves the tool's later calls in the run without asking", async () => {
     const root = join(dir(), "store");
-    const path = await storedConfig("decide-always.json", [{ tool_calls: [{ id: "p1", name: "pay" }] }], {
-      root: root,
-    });
-    const run = await cli(["run", path, "pay twice"]);
-    expect(run.code).toBe(2);
-    // A process's scripted model starts at its first turn; this script is the model's answer after p1.
-    const after = await storedConfig(
-      "decide-always-2.json",
-      [{ tool_calls: [{ id: "p2", name: "pay", arguments: { query: "again" } }] }, { text: "both paid" }],
+    const path = await storedConfig(
+      "decide-always.json",
+      [
+        { tool_calls: [{ id: "p1", name: "pay" }] },
+        { tool_calls: [{ id: "p2", name: "pay", arguments: { query: "again" } }] },
+        { text: "both paid" },
+      ],
       { root: root },
     );
-    const { code, out } = await cli(["decide", after, runIdOf(run.out), "p1", "approve", "--always"]);
+    const run = await cli(["run", path, "pay twice"]);
+    expect(run.code).toBe(2);
+    const { code, out } = await cli(["decide", path, runIdOf(run.out), "p1", "approve", "--always"]);
     expect(code).toBe(0);
     expect(out).toContain("← pay paid again");
     expect(out).toContain("both paid\n");

@@ -15,7 +15,11 @@ describe("keel policy", () => {
       permissions: { enable: ["network"], deny: ["write_*"] },
     });
     const { code, out, err } = await cli(["policy", path]);
-    expect(err).toBe("");
+    // A tool the config lists but never lets run is warned about whenever the agent loads.
+    expect(err).toBe(
+      `[keel] warning: agent 'assistant': tool 'delete_file' is refused on every call: it needs "permissions": ` +
+        `{ "enable": ["destructive"] } in the agent's config\n`,
+    );
     expect(code).toBe(0);
     expect(out).toContain("Effective permission policy of agent 'assistant'");
     expect(out).toContain("enabled capabilities: network");

@@ -15,8 +15,8 @@ import { isStandardSchema } from "../schema/to-json-schema.js";
 import { nearMatch } from "./near-match.js";
 
 /**
- * The one schema of `agent.json`. Keys stay snake_case exactly as the seeds
- * wrote them, so their config files load unchanged. Every object is strict except `llm` (extra keys are sent to
+ * The one schema of `agent.json`. Keys stay snake_case, as existing agent.json
+ * files write them, so those files load unchanged. Every object is strict except `llm` (extra keys are sent to
  * the provider) and the `config` of a plugin ref (the plugin's own schema checks it when it loads).
  */
 
@@ -93,7 +93,7 @@ const REF_HINT =
   'Use "type" for a builtin or registered plugin, e.g. {"type": "buffer"}, or "impl" for your own code, e.g. ' +
   '{"impl": "./plugins/my-memory.js#MyMemory"}.';
 
-// The seeds trim selector names and treat an empty one (or null) as absent.
+// Selector names are trimmed, and an empty one (or null) is absent.
 const selectorName = z
   .string()
   .trim()
@@ -231,7 +231,7 @@ const LLM_FIELDS = {
   pricing: LLMPricingSchema.optional(),
   retry: LLMRetryOptionsSchema.optional(),
   extra_headers: z.record(z.string().min(1), z.string()).optional(),
-  // null is how the seeds' files say "detect it" / "pick by api_base".
+  // null is how a config file says "detect it" / "pick by api_base".
   reasoning_model: z
     .boolean()
     .nullish()
@@ -417,7 +417,7 @@ export const LoggingConfigSchema = z.strictObject({
 /** A whole config: `{"agents": [...]}` alone is complete; omitted components default to builtins. */
 export const AppConfigSchema = z.strictObject({
   version: z.string().default("1.0"),
-  // A missing list is an empty one, so both get the seeds' "must contain at least one item".
+  // A missing list is an empty one, so both get "must contain at least one item".
   agents: z
     .array(AgentDefinitionSchema)
     .prefault(() => [])

@@ -8,7 +8,7 @@ import { nearMatch } from "./near-match.js";
  * (`agents[0].runtime.max_step`), says what was expected, and unknown keys get a "Did you mean …?" hint.
  */
 
-/** Keys the seeds' configs had and Keel rejects, with what replaced them. */
+/** Keys older agent.json files had and Keel rejects, with what replaced them. */
 export const REMOVED_KEYS: Readonly<Record<string, string>> = Object.freeze({
   execution_policy: "Implement ToolExecutor.evaluatePolicy in a custom tool_executor instead.",
   followup_resolver: "Implement Pattern.resolveFollowup in a custom pattern instead.",

@@ -2,7 +2,7 @@ import { ConfigLoadError } from "../errors/error-classes.js";
 
 /**
  * `${VAR}` and `${VAR:-default}` in config text. Expansion works on the raw text before JSON parsing,
- * as in the seeds, so a reference may stand for a number too (`"max_steps": ${STEPS:-16}`).
+ * so a reference may stand for a number too (`"max_steps": ${STEPS:-16}`).
  */
 
 // A `${` with no closing brace, or with something other than a variable name inside, does not match and stays.

@@ -1,6 +1,6 @@
 /**
  * A port of the parts of Python's `difflib` that config errors use to suggest the key a user meant.
- * Keel's hints must name the same suggestion the seed systems name, so this follows
+ * Keel's hints must name the same suggestion the Python tools users know name, so this follows
  * `SequenceMatcher(None, a, b).ratio()` and `get_close_matches(word, possibilities, n=1, cutoff)` step by step
  * rather than using some other edit distance.
  */

@@ -63,11 +63,14 @@ export interface RunBudget {
   maxResumeAttempts?: number;
 }
 
+/** What a run's tokens cost in USD, by kind of token. */
 export interface CostBreakdown {
   input: number;
   output: number;
-  cached_read: number;
-  cached_write: number;
+  /** Input tokens read from the provider's prompt cache. */
+  cachedRead: number;
+  /** Input tokens written to the provider's prompt cache. */
+  cachedWrite: number;
 }
 
 export interface RunUsage {
@@ -94,7 +97,7 @@ export function createRunUsage(): RunUsage {
     inputTokensCacheCreation: 0,
     reasoningTokens: 0,
     costUsd: 0,
-    costBreakdown: { input: 0, output: 0, cached_read: 0, cached_write: 0 },
+    costBreakdown: { input: 0, output: 0, cachedRead: 0, cachedWrite: 0 },
   };
 }
 

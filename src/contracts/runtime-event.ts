@@ -17,7 +17,7 @@ export class RuntimeEvent {
     readonly sequence: number = 0,
   ) {}
 
-  /** The seed's name for `kind`. */
+  /** The older name for `kind`, kept for readers that use it. */
   get name(): string {
     return this.kind;
   }

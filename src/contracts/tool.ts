@@ -35,7 +35,7 @@ export const DEFAULT_EXECUTION_SPEC: Readonly<ToolExecutionSpec> = Object.freeze
   supportsStreaming: false,
 });
 
-/** Accepts the seed's aliases `never_require` / `always_require`. */
+/** Accepts the aliases `never_require` / `always_require` that older configs use. */
 export function normalizeApprovalMode(mode: string | undefined): ToolExecutionSpec["approvalMode"] {
   if (mode === undefined || mode === "inherit") return "inherit";
   if (mode === "never" || mode === "never_require") return "never";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RunResult } from "../contracts/run-types.js";
 import {
-  BudgetExhausted,
+  BudgetExhaustedError,
   ConfigError,
   ConfigLoadError,
   ConfigValidationError,
@@ -27,6 +27,7 @@ import {
   ToolTimeoutError,
   ToolUnavailableError,
   ToolValidationError,
+  UnknownRunError,
 } from "./error-classes.js";
 import { ERROR_CODES } from "./error-codes.js";
 import { isRetryable, KeelError, toErrorDetails } from "./keel-error.js";
@@ -49,7 +50,12 @@ const families: [string, () => KeelError, string, boolean][] = [
   ["ToolCancelledError", () => new ToolCancelledError("m"), "tool.cancelled", false],
   ["PermanentToolError", () => new PermanentToolError("m"), "tool.permanent", false],
   ["PermissionDeniedError", () => new PermissionDeniedError("m"), "tool.permission_denied", false],
-  ["BudgetExhausted", () => new BudgetExhausted("m", { kind: "cost" }), "run.budget_exhausted", false],
+  [
+    "BudgetExhaustedError",
+    () => new BudgetExhaustedError("m", { kind: "cost" }),
+    "run.budget_exhausted",
+    false,
+  ],
   [
     "OutputValidationError",
     () => new OutputValidationError("m", { outputType: null, attempts: 1 }),
@@ -65,6 +71,7 @@ const families: [string, () => KeelError, string, boolean][] = [
     false,
   ],
   ["DecisionError", () => new DecisionError("m"), "run.decision", false],
+  ["UnknownRunError", () => new UnknownRunError("m"), "run.unknown", false],
   ["SessionQueueFullError", () => new SessionQueueFullError("m"), "session.queue_full", true],
   ["IllegalTransitionError", () => new IllegalTransitionError("m"), "state.illegal_transition", false],
 ];
@@ -151,7 +158,7 @@ describe("error fields", () => {
     expect(new ToolTimeoutError("m", { timeoutMs: 250 }).timeoutMs).toBe(250);
     expect(new LLMResponseError("m", { status: 400 }).status).toBe(400);
     expect(new PermissionDeniedError("m", { rule: "deny:shell" }).rule).toBe("deny:shell");
-    const budget = new BudgetExhausted("m", { kind: "cost", current: 2, limit: 1 });
+    const budget = new BudgetExhaustedError("m", { kind: "cost", current: 2, limit: 1 });
     expect([budget.kind, budget.current, budget.limit]).toEqual(["cost", 2, 1]);
     const info = { attempt: 2, message: "bad", expectedSchema: { type: "object" } };
     const output = new OutputValidationError("m", {

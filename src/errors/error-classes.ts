@@ -173,7 +173,7 @@ export class SandboxError extends PermissionDeniedError {
 
 // ── runs ──────────────────────────────────────────────────────────────────────────────────────────────────
 
-export class BudgetExhausted extends KeelError {
+export class BudgetExhaustedError extends KeelError {
   readonly kind: string;
   readonly current: number | undefined;
   readonly limit: number | undefined;
@@ -249,6 +249,13 @@ export class RunEventsLostError extends KeelError {
 export class SessionQueueFullError extends KeelError {
   constructor(message: string, options?: Options) {
     super(message, withDefaults(options, ERROR_CODES.SESSION_QUEUE_FULL, true));
+  }
+}
+
+/** The store has no run with this id. */
+export class UnknownRunError extends KeelError {
+  constructor(message: string, options?: Options) {
+    super(message, withDefaults(options, ERROR_CODES.RUN_UNKNOWN, false));
   }
 }
 

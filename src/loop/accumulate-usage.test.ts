@@ -17,7 +17,7 @@ describe("accumulateUsage", () => {
       inputTokensCacheCreation: 0,
       reasoningTokens: 0,
       costUsd: 0,
-      costBreakdown: { input: 0, output: 0, cached_read: 0, cached_write: 0 },
+      costBreakdown: { input: 0, output: 0, cachedRead: 0, cachedWrite: 0 },
     });
   });
 
@@ -45,8 +45,8 @@ describe("accumulateUsage", () => {
     // 700k plain input × 3 + 100k output × 15 + 200k read × 0.3 + 100k write × 3.75, per million; then 50 in / 5 out.
     expect(usage.costBreakdown.input).toBeCloseTo(2.1 + 0.00015, 10);
     expect(usage.costBreakdown.output).toBeCloseTo(1.5 + 0.000075, 10);
-    expect(usage.costBreakdown.cached_read).toBeCloseTo(0.06, 10);
-    expect(usage.costBreakdown.cached_write).toBeCloseTo(0.375, 10);
+    expect(usage.costBreakdown.cachedRead).toBeCloseTo(0.06, 10);
+    expect(usage.costBreakdown.cachedWrite).toBeCloseTo(0.375, 10);
     expect(usage.costUsd).toBeCloseTo(2.1 + 1.5 + 0.06 + 0.375 + 0.000225, 10);
   });
 

@@ -31,14 +31,14 @@ export function accumulateUsage(usage: RunUsage, call: ModelUsage | undefined, p
   }
   if (cacheRead > 0) {
     if (pricing.cached_read === undefined) known = false;
-    else breakdown.cached_read += (cacheRead / 1_000_000) * pricing.cached_read;
+    else breakdown.cachedRead += (cacheRead / 1_000_000) * pricing.cached_read;
   }
   if (cacheWrite > 0) {
     if (pricing.cached_write === undefined) known = false;
-    else breakdown.cached_write += (cacheWrite / 1_000_000) * pricing.cached_write;
+    else breakdown.cachedWrite += (cacheWrite / 1_000_000) * pricing.cached_write;
   }
   usage.costUsd =
     usage.costUsd === null || !known
       ? null
-      : breakdown.input + breakdown.output + breakdown.cached_read + breakdown.cached_write;
+      : breakdown.input + breakdown.output + breakdown.cachedRead + breakdown.cachedWrite;
 }

@@ -1,6 +1,6 @@
 import type { LanguageModel, ModelRequest } from "../contracts/language-model.js";
 import type { RunContext } from "../contracts/tool.js";
-import { BudgetExhausted } from "../errors/error-classes.js";
+import { BudgetExhaustedError } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { ModelPricing } from "../models/pricing.js";
@@ -101,7 +101,7 @@ export class BudgetGuard {
     step: number,
   ): TerminateRun {
     const { current, limit, unit } = amount;
-    const error = new BudgetExhausted(
+    const error = new BudgetExhaustedError(
       `The run's ${kind.replace("_", " ")} is exhausted: ${Math.round(current * 1e6) / 1e6} of ${limit} ${unit}`,
       {
         kind,

@@ -70,7 +70,7 @@ export function checkDecisions(
     }
     if (decision.action === "result" && decision.value === undefined) {
       throw new DecisionError(`A 'result' decision for call '${call.id}' needs a value`, {
-        hint: "Pass value: the tool result the model should see",
+        hint: "Give the tool result the model should see: `--value JSON` (`value` in code)",
         context: { runId },
       });
     }

@@ -48,7 +48,7 @@ export const mcpToolConfigSchema = z
     ),
     tools: z.array(z.string().min(1)).default([]),
     connection: z.enum(["per_call", "pooled"]).optional(),
-    /** The seed's name for `connection`. */
+    /** The older name for `connection`, still accepted. */
     connection_mode: z.enum(["per_call", "pooled"]).optional(),
     probe_on_preflight: z.boolean().default(false),
     dedup_inflight: z.boolean().default(true),

@@ -18,20 +18,25 @@ import { OpenAICompatibleModel } from "./providers/openai/openai-compatible-mode
 
 describeLanguageModelConformance("mock (echo)", { text: () => new EchoModel() });
 
+/** The suite's transcript already holds two assistant turns; the scripted model answers with the one after them. */
+const EARLIER = [{ text: "Let me look it up." }, { text: "A keel is the spine of a ship." }];
+
 describeLanguageModelConformance("mock (scripted)", {
   text: () =>
     scriptedModel([
+      ...EARLIER,
       { deltas: ["A keel ", "keeps a ship upright."], usage: { inputTokens: 40, outputTokens: 6 } },
     ]),
   toolCall: () =>
     scriptedModel([
+      ...EARLIER,
       {
         toolCalls: [{ name: "lookup", arguments: { query: "keel" } }],
         usage: { inputTokens: 40, outputTokens: 9 },
       },
     ]),
-  error: () => scriptedModel([{ error: { type: "response", message: "bad request" } }]),
-  stall: () => scriptedModel([{ delayMs: 3_600_000, text: "too late" }]),
+  error: () => scriptedModel([...EARLIER, { error: { type: "response", message: "bad request" } }]),
+  stall: () => scriptedModel([...EARLIER, { delayMs: 3_600_000, text: "too late" }]),
 });
 
 /** An AI SDK v3 model that waits for its call's abort signal and fails with its reason. */

@@ -120,7 +120,7 @@ describe("computeCost", () => {
     );
     expect(cost).toEqual({
       costUsd: 21,
-      breakdown: { input: 6, output: 15, cached_read: 0, cached_write: 0 },
+      breakdown: { input: 6, output: 15, cachedRead: 0, cachedWrite: 0 },
     });
   });
 
@@ -134,7 +134,7 @@ describe("computeCost", () => {
       },
       resolvePricing("claude-sonnet-4-6"),
     );
-    expect(cost.breakdown).toEqual({ input: 3, output: 30, cached_read: 0.3, cached_write: 3.75 });
+    expect(cost.breakdown).toEqual({ input: 3, output: 30, cachedRead: 0.3, cachedWrite: 3.75 });
     expect(cost.costUsd).toBeCloseTo(37.05, 10);
   });
 
@@ -146,8 +146,8 @@ describe("computeCost", () => {
     // 1000 plain input × 15, 300 output × 75, 200 cached read × 1.5 (per 1M).
     expect(cost.breakdown.input).toBeCloseTo(0.015, 12);
     expect(cost.breakdown.output).toBeCloseTo(0.0225, 12);
-    expect(cost.breakdown.cached_read).toBeCloseTo(0.0003, 12);
-    expect(cost.breakdown.cached_write).toBe(0);
+    expect(cost.breakdown.cachedRead).toBeCloseTo(0.0003, 12);
+    expect(cost.breakdown.cachedWrite).toBe(0);
     expect(cost.costUsd).toBeCloseTo(0.0378, 12);
   });
 
@@ -158,7 +158,7 @@ describe("computeCost", () => {
     );
     expect(cost).toEqual({
       costUsd: 1.25,
-      breakdown: { input: 0, output: 0, cached_read: 1.25, cached_write: 0 },
+      breakdown: { input: 0, output: 0, cachedRead: 1.25, cachedWrite: 0 },
     });
   });
 
@@ -173,13 +173,13 @@ describe("computeCost", () => {
       resolvePricing("gpt-4o"),
     );
     expect(cost.costUsd).toBeNull();
-    expect(cost.breakdown).toEqual({ input: 2.5, output: 0, cached_read: 0, cached_write: 0 });
+    expect(cost.breakdown).toEqual({ input: 2.5, output: 0, cachedRead: 0, cachedWrite: 0 });
   });
 
   it("stays known when the tokens without a rate are zero", () => {
     expect(computeCost({ inputTokens: 0, outputTokens: 0 }, {})).toEqual({
       costUsd: 0,
-      breakdown: { input: 0, output: 0, cached_read: 0, cached_write: 0 },
+      breakdown: { input: 0, output: 0, cachedRead: 0, cachedWrite: 0 },
     });
     const cost = computeCost(
       { inputTokens: 1_000_000, outputTokens: 1_000_000, cacheCreationTokens: 0 },

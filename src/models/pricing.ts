@@ -1,7 +1,7 @@
 import type { ModelUsage } from "../contracts/language-model.js";
 import type { CostBreakdown } from "../contracts/run-types.js";
 
-/** USD per one million tokens. A missing rate means "unknown", not free. */
+/** USD per one million tokens, keyed as `llm.pricing` is in agent.json. A missing rate means "unknown", not free. */
 export interface ModelPricing {
   input?: number;
   output?: number;
@@ -66,7 +66,7 @@ export function computeCost(usage: ModelUsage, pricing: ModelPricing): CallCost 
   const cacheRead = usage.cacheReadTokens ?? 0;
   const cacheWrite = usage.cacheCreationTokens ?? 0;
   const plainInput = Math.max(0, usage.inputTokens - cacheRead - cacheWrite);
-  const breakdown: CostBreakdown = { input: 0, output: 0, cached_read: 0, cached_write: 0 };
+  const breakdown: CostBreakdown = { input: 0, output: 0, cachedRead: 0, cachedWrite: 0 };
   let known = true;
   const price = (tokens: number, rate: number | undefined): number => {
     if (tokens <= 0) return 0;
@@ -78,12 +78,10 @@ export function computeCost(usage: ModelUsage, pricing: ModelPricing): CallCost 
   };
   breakdown.input = price(plainInput, pricing.input);
   breakdown.output = price(usage.outputTokens, pricing.output);
-  breakdown.cached_read = price(cacheRead, pricing.cached_read);
-  breakdown.cached_write = price(cacheWrite, pricing.cached_write);
+  breakdown.cachedRead = price(cacheRead, pricing.cached_read);
+  breakdown.cachedWrite = price(cacheWrite, pricing.cached_write);
   return {
-    costUsd: known
-      ? breakdown.input + breakdown.output + breakdown.cached_read + breakdown.cached_write
-      : null,
+    costUsd: known ? breakdown.input + breakdown.output + breakdown.cachedRead + breakdown.cachedWrite : null,
     breakdown,
   };
 }

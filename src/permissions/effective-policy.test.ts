@@ -28,7 +28,7 @@ type Row = {
   source: "runtime" | "config" | "skill" | "sandbox";
 };
 
-/** Seed 002, 合并规则 1–5: one row per rule and per way it shows. */
+/** Merge rules 1–5: one row per rule and per way it shows. */
 const ROWS: Row[] = [
   // 1. Runtime deny rules always win.
   {
@@ -316,7 +316,7 @@ const ROWS: Row[] = [
   },
 ];
 
-describe("the effective permission policy: the seed's five merge rules", () => {
+describe("the effective permission policy: the five merge rules", () => {
   it.each(ROWS)("rule $mergeRule: $name", (row) => {
     const policy = computeEffectivePolicy({ agentId: "a", tools: TOOLS, ...row.input });
     const verdict = policy.tools[row.tool]!;
@@ -364,7 +364,9 @@ describe("the effective permission policy: the seed's five merge rules", () => {
     expect(policy.enabled).toEqual(["network"]);
     expect(policy.skills).toEqual(["web"]);
     expect(policy.sandbox).toEqual({ roots: [{ path: "/srv/ws", mode: "rw" }] });
-    expect(policy.mergeRules[4]).toContain("只能请求能力");
+    expect(policy.mergeRules[4]).toBe(
+      "Skill permissions only request capabilities; they never grant them alone",
+    );
     // A refusal tells the model what it may use instead.
     expect(policy.tools.write_file!.message).toContain("Tools this agent may use: read_file, http_request.");
   });

@@ -14,15 +14,15 @@ export type RuleSource = "runtime" | "config" | "skill" | "sandbox";
  */
 export type RuleEffect = "allow" | "deny" | "ask" | "narrow" | "request";
 
-/** The seed's five merge rules (seed 002, "Effective Permission Policy", 合并规则), by number. */
+/** The five merge rules that order the sources of a policy, by number. */
 export type MergeRule = 1 | 2 | 3 | 4 | 5;
 
 export const MERGE_RULES: Readonly<Record<MergeRule, string>> = Object.freeze({
-  1: "Runtime deny rules always win (Runtime deny rules 永远优先)",
-  2: "Sandbox path constraints always win (Sandbox path constraints 永远优先)",
-  3: "Config may enable safe capabilities (Config 可以启用安全能力)",
-  4: "Skill permissions only request capabilities, they never grant them alone (Skill permissions 只能请求能力,不能单独授权)",
-  5: "Destructive operations need explicit config enablement, then approval (Destructive operations 需要显式 config enablement,后续还需要 approval support)",
+  1: "Runtime deny rules always win",
+  2: "Sandbox path constraints always win",
+  3: "Config may enable safe capabilities",
+  4: "Skill permissions only request capabilities; they never grant them alone",
+  5: "Destructive operations need explicit config enablement, then an approval",
 });
 
 /** One rule of the effective policy, with where it came from and which merge rule places it. */
@@ -131,7 +131,7 @@ const NOT_ENABLED: Record<Capability, { rule: string; mergeRule: MergeRule; what
 
 /**
  * Compute the effective permission policy from runtime safe defaults, the config's `permissions`, the
- * loaded skills' declarations and the sandbox, with the seed's five merge rules. Pure: the same input gives the
+ * loaded skills' declarations and the sandbox, with the five merge rules. Pure: the same input gives the
  * same policy, and nothing is read from disk.
  *
  * Each tool is decided in this order; the first rule that refuses decides:

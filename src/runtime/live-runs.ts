@@ -1,5 +1,5 @@
 import type { RunResult } from "../contracts/run-types.js";
-import { ConfigError } from "../errors/error-classes.js";
+import { UnknownRunError } from "../errors/error-classes.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import type { CancelScope } from "../loop/cancel-scope.js";
 import type { RunStore } from "../sessions/session-manager.js";
@@ -95,8 +95,8 @@ export class LiveRuns {
       }
       const record = await store.getRun(runId);
       if (!record)
-        throw new ConfigError(`Unknown run '${runId}'`, {
-          hint: "listRuns() shows the runs this store knows",
+        throw new UnknownRunError(`Unknown run '${runId}'`, {
+          hint: "`keel runs <config>` lists the runs the store knows (`runtime.listRuns()` in code)",
         });
       for (const event of await store.loadEvents(runId, { afterSequence: after })) {
         after = event.sequence;

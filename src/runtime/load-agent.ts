@@ -7,6 +7,7 @@ import type { Hook } from "../contracts/hook.js";
 import type { LanguageModel, ModelToolSpec } from "../contracts/language-model.js";
 import { DEFAULT_EXECUTION_SPEC, type Tool, type ToolExecutor } from "../contracts/tool.js";
 import { ConfigError } from "../errors/error-classes.js";
+import { getLogger } from "../logging/logger.js";
 import { PhaseHooks } from "../loop/phase-hooks.js";
 import type { ResolvedAgent } from "../loop/resolved-agent.js";
 import { createStopConditions, type StopConditionSpec } from "../loop/stop-conditions.js";
@@ -14,7 +15,12 @@ import type { Memory } from "../memory/memory.js";
 import { loadMiddleware } from "../middleware/load-middleware.js";
 import { createModel } from "../models/create-model.js";
 import type { Pattern } from "../patterns/pattern.js";
-import { computeEffectivePolicy, declarationOf, type PolicyInput } from "../permissions/effective-policy.js";
+import {
+  computeEffectivePolicy,
+  declarationOf,
+  type EffectivePolicy,
+  type PolicyInput,
+} from "../permissions/effective-policy.js";
 import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
 import { DEFAULT_LARGE_OUTPUT_BYTES } from "../run-folders/large-output.js";
 import { toolsOfEntry } from "../tools/toolset.js";
@@ -116,6 +122,8 @@ export async function loadAgent(
       Object.entries(tools).map(([name, tool]) => [name, declarationOf(tool.executionSpec())]),
     ),
   };
+  const policy = computeEffectivePolicy(policyInput);
+  warnToolsNeverAllowed(definition.id, policy);
   const patternName =
     (definition.pattern as { type?: string; impl?: string }).type ??
     (definition.pattern as { impl?: string }).impl;
@@ -149,10 +157,27 @@ export async function loadAgent(
     ...runFoldersOf(definition.runtime.run_folders, baseDir),
     ...(definition.output_type === undefined ? {} : { outputType: definition.output_type }),
     fingerprint: fingerprint(model, patternName ?? "react", toolSpecs),
-    policy: computeEffectivePolicy(policyInput),
+    policy,
     policyInput,
   };
 }
+
+/**
+ * A tool the agent is configured with but may never run — a shell tool without `permissions.enable: ["shell"]`,
+ * say — is almost always a forgotten line of config; the run would only find out at the first call.
+ */
+function warnToolsNeverAllowed(agentId: string, policy: EffectivePolicy): void {
+  for (const [toolId, verdict] of Object.entries(policy.tools)) {
+    const capability = CAPABILITY_NOT_ENABLED.exec(verdict.rule)?.[1];
+    if (verdict.effect !== "deny" || capability === undefined) continue;
+    getLogger().warn(
+      `agent '${agentId}': tool '${toolId}' is refused on every call: it needs "permissions": ` +
+        `{ "enable": ["${capability}"] } in the agent's config`,
+    );
+  }
+}
+
+const CAPABILITY_NOT_ENABLED = /^(destructive|shell|network)_not_enabled$/;
 
 /**
  * A tool keyed by its config id; a tool built outside Keel gets the defaults it lacks: an empty object schema,

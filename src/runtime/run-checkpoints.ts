@@ -1,5 +1,5 @@
 // Checkpoint lookups the facade answers from the store: a run's checkpoints, and the agent a checkpoint belongs to.
-import { ConfigError } from "../errors/error-classes.js";
+import { ConfigError, UnknownRunError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { parseCheckpointId } from "../loop/run-state.js";
 import type { CheckpointStore, RunStore } from "../sessions/session-manager.js";
@@ -11,7 +11,9 @@ export async function checkpointsOfRun(
 ): Promise<string[]> {
   const record = await sessions.getRun(runId);
   if (record === null)
-    throw new ConfigError(`Unknown run '${runId}'`, { hint: "listRuns() shows the runs this store knows" });
+    throw new UnknownRunError(`Unknown run '${runId}'`, {
+      hint: "`keel runs <config>` lists the runs the store knows (`runtime.listRuns()` in code)",
+    });
   const prefix = `${runId}:step:`;
   return (await sessions.listCheckpoints(record.sessionId)).filter((id) => id.startsWith(prefix));
 }

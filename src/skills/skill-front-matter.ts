@@ -39,8 +39,7 @@ const REQUESTABLE = ["destructive", "shell", "network"] as const;
 export type SkillCapabilityRequest = (typeof REQUESTABLE)[number];
 
 /**
- * A skill's `permissions` front matter: the capabilities it requests (seed 002 "loaded skill permission
- * declarations"). A list (`permissions: [network]`), one string (`permissions: network shell`) or a mapping
+ * A skill's `permissions` front matter: the capabilities it requests. A list (`permissions: [network]`), one string (`permissions: network shell`) or a mapping
  * with `enable` (`permissions: {enable: [network]}`). A request never grants anything: the effective policy
  * admits it only when the agent's config enables the capability. Unknown names come back in `unknown`.
  */

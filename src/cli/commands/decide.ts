@@ -23,7 +23,7 @@ export function decideCommand(options: DecideCommandOptions): Promise<number> {
   const { runId, decision, signal } = options;
   return streamRunCommand({
     ...options,
-    refusalCodes: [ERROR_CODES.DECISION],
+    refusalCodes: [ERROR_CODES.DECISION, ERROR_CODES.RUN_UNKNOWN],
     chunks: (runtime) => runtime.stream({ runId, decisions: [decision], signal }),
   });
 }

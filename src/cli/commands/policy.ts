@@ -13,7 +13,7 @@ export interface PolicyCommandOptions {
 }
 
 /**
- * `keel policy <config>`: an agent's effective permission policy — each rule with its source and the seed's
+ * `keel policy <config>`: an agent's effective permission policy — each rule with its source and the
  * merge rule that places it, then each tool's decision and the rule that made it. `--json` prints the value
  * `runtime.getEffectivePolicy` returns, on one line. Exit 0.
  */
@@ -59,7 +59,7 @@ export function describePolicy(policy: EffectivePolicy): string {
     const capabilities = verdict.capabilities.length > 0 ? `  [${verdict.capabilities.join(", ")}]` : "";
     lines.push(`  ${toolId.padEnd(toolWidth)}  ${verdict.effect.padEnd(5)}  ${verdict.rule}${capabilities}`);
   }
-  lines.push("", "Merge rules (seed 002):");
+  lines.push("", "Merge rules:");
   for (const [number, text] of Object.entries(policy.mergeRules)) lines.push(`  ${number}. ${text}`);
   return `${lines.join("\n")}\n`;
 }

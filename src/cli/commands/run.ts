@@ -1,12 +1,15 @@
 import { styleText } from "node:util";
+import type { AppConfig } from "../../config/app-config-schema.js";
 import { formatConfigError } from "../../config/config-issues.js";
+import { loadConfig } from "../../config/load-config.js";
 import type { RunRecord, RunResult, StopReason } from "../../contracts/run-types.js";
-import { ConfigError } from "../../errors/error-classes.js";
+import { UnknownRunError } from "../../errors/error-classes.js";
 import { type ErrorDetails, KeelError, toErrorDetails } from "../../errors/keel-error.js";
 import { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import { InMemorySessionManager } from "../../sessions/in-memory-session-manager.js";
 import { askDecisions, type Prompt } from "./follow-decision.js";
+import { runNotices } from "./run-notices.js";
 import type { OutputStream } from "./validate.js";
 
 /**
@@ -50,7 +53,10 @@ export interface StreamRunOptions extends RunOutputOptions {
    * The run to stream, once the config's runtime is loaded: its chunks, `run.finished` last, as
    * `runtime.stream(request)` yields them. The chunks may reject with an error that refuses the request.
    */
-  chunks: (runtime: Runtime) => AsyncIterable<RunStreamChunk> | Promise<AsyncIterable<RunStreamChunk>>;
+  chunks: (
+    runtime: Runtime,
+    config: AppConfig,
+  ) => AsyncIterable<RunStreamChunk> | Promise<AsyncIterable<RunStreamChunk>>;
   /**
    * Codes of errors that refuse the request before it starts (an unknown checkpoint, say): they are printed as
    * `code: message` with their hint and exit {@link REFUSED_EXIT_CODE}. Any other error exits 1.
@@ -79,14 +85,19 @@ type Paint = (format: Format, text: string) => string;
 export function runCommand(options: RunCommandOptions): Promise<number> {
   return streamRunCommand({
     ...options,
-    chunks: (runtime) =>
-      runtime.stream({
-        agentId: options.agentId ?? runtime.listAgents()[0]?.id ?? "",
+    chunks: (runtime, config) => {
+      const agentId = options.agentId ?? runtime.listAgents()[0]?.id ?? "";
+      const durable = options.durable === true;
+      for (const notice of runNotices({ config, runtime, agentId, durable }))
+        options.stderr.write(`${notice}\n`);
+      return runtime.stream({
+        agentId,
         inputText: options.input,
         ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
-        ...(options.durable ? { durable: true } : {}),
+        ...(durable ? { durable: true } : {}),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
-      }),
+      });
+    },
   });
 }
 
@@ -103,11 +114,13 @@ export async function streamRunCommand(options: StreamRunOptions): Promise<numbe
   const ask = options.isTTY && !options.json ? options.prompt : undefined;
   let runtime: Runtime | undefined;
   try {
-    runtime = await Runtime.fromConfig(options.configPath);
+    const loaded = await loadConfig(options.configPath);
+    runtime = new Runtime(loaded.config, { configPath: loaded.path, baseDir: loaded.baseDir });
+    await runtime.ready();
     const renderer = options.json
       ? jsonRenderer(stdout)
       : readableRenderer(stdout, painter(options.isTTY && !env.NO_COLOR));
-    let chunks = await options.chunks(runtime);
+    let chunks = await options.chunks(runtime, loaded.config);
     for (;;) {
       let result: RunResult | undefined;
       for await (const chunk of chunks) {
@@ -135,6 +148,8 @@ export async function streamRunCommand(options: StreamRunOptions): Promise<numbe
       return exitCodeOf(result.stopReason);
     }
   } catch (error) {
+    // A program reading --json reads stdout: the error that stopped the command is a line there too.
+    if (options.json) stdout.write(`${JSON.stringify({ kind: "error", error: toErrorDetails(error) })}\n`);
     if (KeelError.isInstance(error) && options.refusalCodes?.includes(error.code)) {
       stderr.write(`${describeDetails(toErrorDetails(error))}\n`);
       return REFUSED_EXIT_CODE;
@@ -179,7 +194,7 @@ export async function withStoredRun(
   try {
     const run = await runtime.getRun(options.runId);
     if (run !== null) return await use(runtime, run);
-    const error = new ConfigError(
+    const error = new UnknownRunError(
       `Unknown run '${options.runId}': the config's session store has no such run`,
       {
         hint: "`keel runs <config>` lists the runs it knows",

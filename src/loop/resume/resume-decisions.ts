@@ -1,5 +1,6 @@
 import type { RunResult } from "../../contracts/run-types.js";
 import { DecisionError } from "../../errors/error-classes.js";
+import { ERROR_CODES } from "../../errors/error-codes.js";
 import type { CheckpointStore, RunStore } from "../../sessions/session-manager.js";
 import { checkDecisions, type ToolDecision } from "../decisions.js";
 import { type LoadedRunState, loadRunState } from "./load-run-state.js";
@@ -16,7 +17,8 @@ export async function loadSuspension(
   const record = await store.getRun(runId);
   if (record === null)
     throw new DecisionError(`Unknown run '${runId}'`, {
-      hint: "listRuns() shows the runs this store knows",
+      code: ERROR_CODES.RUN_UNKNOWN,
+      hint: "`keel runs <config>` lists the runs the store knows (`runtime.listRuns()` in code)",
     });
   if (record.status !== "waiting") {
     throw new DecisionError(
@@ -35,7 +37,7 @@ export async function loadSuspension(
   const loaded = await loadRunState(store, checkpoints[checkpoints.length - 1] ?? "", {});
   if (loaded.state.phase !== "suspended") {
     throw new DecisionError(`Run '${runId}' has no suspended step to decide`, {
-      hint: "Its latest checkpoint is not a suspension; resume it with resumeRun()",
+      hint: "Its latest checkpoint is not a suspension; resume it with `keel resume <config> <checkpointId>` (`runtime.resumeRun()` in code)",
       context: { runId },
     });
   }

@@ -1,4 +1,5 @@
 import type { Message, ToolCall } from "../../contracts/message.js";
+import type { CostBreakdown } from "../../contracts/run-types.js";
 import type { Pattern, StepAction } from "../../patterns/pattern.js";
 import type { CheckpointStore, RunStore } from "../../sessions/session-manager.js";
 import type { ToolDecision } from "../decisions.js";
@@ -40,7 +41,7 @@ export function restoreRun(
   const transcript = ctx.transcript as Message[];
   transcript.length = 0;
   for (const message of loaded.transcript) transcript.push(message);
-  Object.assign(ctx.usage, state.usage, { costBreakdown: { ...state.usage.costBreakdown } });
+  Object.assign(ctx.usage, state.usage, { costBreakdown: readCostBreakdown(state.usage.costBreakdown) });
   const artifacts = ctx.artifacts;
   artifacts.length = 0;
   for (const artifact of state.artifacts) artifacts.push(artifact);
@@ -205,3 +206,14 @@ export async function finishInterruptedStep(
 }
 
 const CONTINUE: StepAction = Object.freeze({ type: "continue" }) as StepAction;
+
+/** A checkpoint's cost breakdown; checkpoints written before the keys were camelCase say `cached_read`. */
+function readCostBreakdown(stored: CostBreakdown): CostBreakdown {
+  const older = stored as Partial<CostBreakdown> & { cached_read?: number; cached_write?: number };
+  return {
+    input: older.input ?? 0,
+    output: older.output ?? 0,
+    cachedRead: older.cachedRead ?? older.cached_read ?? 0,
+    cachedWrite: older.cachedWrite ?? older.cached_write ?? 0,
+  };
+}

@@ -182,7 +182,7 @@ describe("decisions", () => {
 
   it("refuses decisions for an unknown run, a finished run, or a checkpoint that is not a suspension", async () => {
     const { store, durableCheckpoints } = await storedRuns();
-    await expect(loadSuspension(store, "nobody")).rejects.toMatchObject({ code: ERROR_CODES.DECISION });
+    await expect(loadSuspension(store, "nobody")).rejects.toMatchObject({ code: ERROR_CODES.RUN_UNKNOWN });
     await expect(loadSuspension(store, "d1")).rejects.toMatchObject({
       code: ERROR_CODES.DECISION,
       hint: expect.stringContaining("finished"),

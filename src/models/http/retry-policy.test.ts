@@ -3,7 +3,7 @@ import { parseRetryAfter } from "./parse-retry-after.js";
 import { resolveRetryPolicy, retryDelayMs } from "./retry-policy.js";
 
 describe("resolveRetryPolicy", () => {
-  it("has the seed's defaults", () => {
+  it("has Keel's defaults", () => {
     expect(resolveRetryPolicy(undefined)).toEqual({
       maxAttempts: 3,
       initialBackoffMs: 500,

@@ -15,7 +15,7 @@ export interface RetryPolicy {
   jitter: number;
 }
 
-/** The policy from `llm.retry` (snake_case, any field optional); the seed's defaults fill the rest. */
+/** The policy from `llm.retry` (snake_case, any field optional); Keel's defaults fill the rest. */
 export function resolveRetryPolicy(options: Partial<LLMRetryOptions> | undefined): RetryPolicy {
   return {
     maxAttempts: Math.max(1, options?.max_attempts ?? 3),

@@ -292,6 +292,20 @@ describe("SafeToolExecutor", () => {
     expect(request.abortReasons).toEqual([]);
   });
 
+  it("says a call cut off by the run's timeout was stopped, not cancelled", async () => {
+    const request = makeRequest(makeTool(() => new Promise(() => {})));
+    const state = track(new SafeToolExecutor().execute(request));
+    await flush();
+    request.scope.cancel({ type: "stopped", value: "timeout" });
+    await flush();
+    const result = state.value as ToolExecutionResult;
+    expect(result.error).toBe("Tool 'probe' was stopped: the run ran out of time");
+    expect((result.exception as ToolCancelledError).hint).toBe(
+      "Raise runtime.step_timeout_ms (or budget.maxDurationMs), or make the tool faster",
+    );
+    expect(result.metadata).toEqual({ timeoutMs: 30_000, cancelled: true });
+  });
+
   it("does not start a tool when the run is already cancelled", async () => {
     const scope = new CancelScope();
     scope.cancel({ type: "cancelled" });

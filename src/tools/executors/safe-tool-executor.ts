@@ -133,7 +133,7 @@ function race(
       request.abort(error);
       finish(failure(request, error, timeoutMs));
     });
-    unregister = request.onCancel(() => finish(cancellation(request, timeoutMs)));
+    unregister = request.onCancel((reason) => finish(cancellation(request, timeoutMs, reason)));
     if (settled) unregister();
     value.then(
       (data) => finish(success(request, data, timeoutMs)),
@@ -166,7 +166,19 @@ async function consumeToolStream(
 
 function noop(): void {}
 
-function cancelledError(request: ToolExecutionRequest): ToolCancelledError {
+/** Why the call was cut off, in the words of what stopped the run: a timeout is not a user's cancellation. */
+function cancelledError(request: ToolExecutionRequest, reason: unknown): ToolCancelledError {
+  const termination = reason as { type?: unknown; value?: unknown } | undefined;
+  if (termination?.type === "stopped" && termination.value === "timeout") {
+    return new ToolCancelledError(`Tool '${request.toolId}' was stopped: the run ran out of time`, {
+      hint: "Raise runtime.step_timeout_ms (or budget.maxDurationMs), or make the tool faster",
+    });
+  }
+  if (termination?.type === "stopped" && typeof termination.value === "string") {
+    return new ToolCancelledError(
+      `Tool '${request.toolId}' was stopped: the run stopped (${termination.value})`,
+    );
+  }
   return new ToolCancelledError(`Tool '${request.toolId}' cancelled before completion`);
 }
 
@@ -188,8 +200,12 @@ function success(request: ToolExecutionRequest, data: unknown, timeoutMs: number
 }
 
 /** A call cancelled before it completed: a `ToolCancelledError` failure whose metadata says `cancelled`. */
-function cancellation(request: ToolExecutionRequest, timeoutMs: number): ToolExecutionResult {
-  const result = failure(request, cancelledError(request), timeoutMs);
+function cancellation(
+  request: ToolExecutionRequest,
+  timeoutMs: number,
+  reason?: unknown,
+): ToolExecutionResult {
+  const result = failure(request, cancelledError(request, reason), timeoutMs);
   result.metadata.cancelled = true;
   return result;
 }

@@ -19,7 +19,7 @@ export interface ProgramToolOptions {
    * and nothing else. Default `PATH`.
    */
   envPassthrough?: readonly string[];
-  /** Ask for approval before every call. Default false (the seed asks it of destructive operations only). */
+  /** Ask for approval before every call. Default false (the policy asks it of destructive tools only). */
   requireApproval?: boolean;
 }
 

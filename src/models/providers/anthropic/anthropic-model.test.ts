@@ -293,8 +293,8 @@ describe("AnthropicModel: what it makes of the answer", () => {
       breakdown: {
         input: expect.closeTo(0.000075, 9),
         output: expect.closeTo(0.000225, 9),
-        cached_read: expect.closeTo(0.0006, 9),
-        cached_write: expect.closeTo(0.000375, 9),
+        cachedRead: expect.closeTo(0.0006, 9),
+        cachedWrite: expect.closeTo(0.000375, 9),
       },
     });
   });

@@ -72,11 +72,14 @@ describe("EchoModel", () => {
     ]);
   });
 
-  it("numbers tool call ids by call and allows an empty query", async () => {
+  it("numbers tool call ids by the assistant turns before them and allows an empty query", async () => {
     const model = new EchoModel();
-    await collect(model.stream(call([{ role: "user", content: "hi" }])));
+    const history: Message[] = [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "Echo: hi (history=0)" },
+    ];
     const parts = await collect(
-      model.stream(call([{ role: "user", content: "/tool search" }], [searchTool])),
+      model.stream(call([...history, { role: "user", content: "/tool search" }], [searchTool])),
     );
     expect(parts[0]).toEqual({ type: "tool-call", id: "call_2", name: "search", arguments: { query: "" } });
   });

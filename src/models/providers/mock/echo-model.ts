@@ -6,9 +6,10 @@ import {
   type ModelStreamPart,
 } from "../../../contracts/language-model.js";
 import { type Message, messageText } from "../../../contracts/message.js";
+import { assistantTurns } from "./assistant-turns.js";
 
 /**
- * The offline default model (seed 000's mock): `/tool <id> <query>` calls that tool with `{query}`, a tool
+ * The offline default model: `/tool <id> <query>` calls that tool with `{query}`, a tool
  * result is reported back, and anything else is echoed as `Echo: <input> (history=N)`, N being the number of
  * messages before the latest user message.
  */
@@ -16,14 +17,12 @@ export class EchoModel implements LanguageModel {
   readonly specificationVersion = MODEL_SPECIFICATION_VERSION;
   readonly provider = "mock";
   readonly modelId: string;
-  private calls = 0;
 
   constructor(options: { modelId?: string } = {}) {
     this.modelId = options.modelId ?? "mock-echo";
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamPart> {
-    const callIndex = ++this.calls;
     const messages = request.messages;
     const last = messages[messages.length - 1];
     const inputTokens = countTokens(messages);
@@ -38,7 +37,8 @@ export class EchoModel implements LanguageModel {
     if (match && request.tools?.some((tool) => tool.name === match[1])) {
       yield {
         type: "tool-call",
-        id: `call_${callIndex}`,
+        // Numbered by the transcript, so ids stay unique in a session continued by another process.
+        id: `call_${assistantTurns(messages) + 1}`,
         name: match[1]!,
         arguments: { query: match[2] ?? "" },
       };

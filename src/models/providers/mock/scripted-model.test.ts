@@ -23,6 +23,14 @@ function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
   return { messages: [{ role: "user", content: "hi" }], options: {}, ...overrides };
 }
 
+/** A request whose transcript already holds `turns` assistant answers, each after a user message. */
+function afterTurns(turns: number, overrides: Partial<ModelRequest> = {}): ModelRequest {
+  const messages: Message[] = [{ role: "user", content: "hi" }];
+  for (let turn = 1; turn <= turns; turn++)
+    messages.push({ role: "assistant", content: `answer ${turn}` }, { role: "user", content: "more" });
+  return request({ messages, ...overrides });
+}
+
 const finish = (stopReason: "end_turn" | "tool_use", model = "mock-scripted") => ({
   type: "finish",
   stopReason,
@@ -81,8 +89,7 @@ describe("ScriptedModel", () => {
         ],
       },
     ]);
-    await collect(model.stream(request()));
-    expect(await collect(model.stream(request()))).toEqual([
+    expect(await collect(model.stream(afterTurns(1)))).toEqual([
       { type: "tool-call", id: "call_2_1", name: "add", arguments: { a: 2, b: 40 } },
       { type: "tool-call", id: "call_2_2", name: "search", arguments: {} },
       { type: "tool-call", id: "mine", name: "raw", arguments: '{"q": ' },
@@ -99,7 +106,7 @@ describe("ScriptedModel", () => {
       type: "usage",
       usage: { inputTokens: 10, outputTokens: 3, cacheReadTokens: 4 },
     });
-    expect((await collect(model.stream(request())))[1]).toEqual({
+    expect((await collect(model.stream(afterTurns(1))))[1]).toEqual({
       type: "usage",
       usage: { inputTokens: 7, outputTokens: 0, reasoningTokens: 2 },
     });
@@ -170,13 +177,17 @@ describe("ScriptedModel", () => {
   it("fails with an LLMResponseError and a hint once the script is exhausted", async () => {
     const model = scriptedModel([{ text: "only" }]);
     await collect(model.stream(request()));
-    const parts = await collect(model.stream(request()));
+    const parts = await collect(model.stream(afterTurns(1)));
     expect(parts).toHaveLength(1);
     expect(parts[0]).toMatchObject({ type: "error", errorType: "response" });
     const error = (parts[0] as unknown as { error: LLMResponseError }).error;
     expect(error).toBeInstanceOf(LLMResponseError);
-    expect(error.message).toBe("The scripted model has no turn 2 (its script has 1)");
-    expect(error.hint).toBe("Add a turn to the script, or pass { whenExhausted: 'repeat-last' }");
+    expect(error.message).toBe(
+      "The scripted model has no turn 2 (its script has 1; the transcript already holds 1 assistant turn)",
+    );
+    expect(error.hint).toBe(
+      "Add a turn to the script, start a new session, or pass { whenExhausted: 'repeat-last' }",
+    );
     expect(model.callCount).toBe(2);
   });
 
@@ -184,32 +195,73 @@ describe("ScriptedModel", () => {
     const model = scriptedModel([{ text: "one" }, { toolCalls: [{ name: "t" }] }], {
       whenExhausted: "repeat-last",
     });
-    await collect(model.stream(request()));
-    await collect(model.stream(request()));
-    expect(await collect(model.stream(request()))).toEqual([
+    expect(await collect(model.stream(afterTurns(2)))).toEqual([
       { type: "tool-call", id: "call_3_1", name: "t", arguments: {} },
       finish("tool_use"),
     ]);
+    expect((await collect(model.stream(afterTurns(5))))[0]).toMatchObject({ type: "tool-call", name: "t" });
   });
 
-  it("gives function steps the request and the call index", async () => {
+  it("gives function steps the request and the index of their turn", async () => {
     const seen: [ModelRequest, number][] = [];
     const model = scriptedModel([
       { text: "first" },
       (req, index) => {
         seen.push([req, index]);
-        return { text: `you said ${(req.messages[0] as { content: string }).content}` };
+        return { text: `you said ${(req.messages.at(-1) as { content: string }).content}` };
       },
     ]);
     await collect(model.stream(request()));
     const controller = new AbortController();
-    const second = request({ messages: [{ role: "user", content: "again" }], signal: controller.signal });
+    const second = request({
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "first" },
+        { role: "user", content: "again" },
+      ],
+      signal: controller.signal,
+    });
     expect(await collect(model.stream(second))).toEqual([
       { type: "text-delta", text: "you said again" },
       finish("end_turn"),
     ]);
     expect(seen).toEqual([[second, 1]]);
     expect(seen[0]![0]).toBe(second);
+  });
+
+  it("answers with the turn after the assistant turns the transcript holds, whoever made the calls before", async () => {
+    const script = [{ toolCalls: [{ name: "add" }] }, { text: "two" }, { text: "three" }];
+    // A fresh model (another process) given a transcript with one answer goes on with the second turn.
+    expect((await collect(new ScriptedModel(script).stream(afterTurns(1))))[0]).toEqual({
+      type: "text-delta",
+      text: "two",
+    });
+    // One model used by two sessions: each starts at the first turn.
+    const shared = new ScriptedModel(script);
+    expect((await collect(shared.stream(request())))[0]).toMatchObject({ type: "tool-call" });
+    expect((await collect(shared.stream(request())))[0]).toMatchObject({ type: "tool-call" });
+    expect((await collect(shared.stream(afterTurns(2))))[0]).toEqual({ type: "text-delta", text: "three" });
+    expect(shared.callCount).toBe(3);
+  });
+
+  it("serves an error turn once: the call that retries gets the turn after it", async () => {
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: "add" }] },
+      { error: { type: "rate_limit" } },
+      { error: { type: "connection" } },
+      { text: "done" },
+      { text: "more" },
+    ]);
+    expect((await collect(model.stream(afterTurns(1))))[0]).toMatchObject({ errorType: "rate_limit" });
+    expect((await collect(model.stream(afterTurns(1))))[0]).toMatchObject({ errorType: "connection" });
+    expect((await collect(model.stream(afterTurns(1))))[0]).toEqual({ type: "text-delta", text: "done" });
+    // Answered: the next session at the same point meets the errors again, as a new process would.
+    expect((await collect(model.stream(afterTurns(1))))[0]).toMatchObject({ errorType: "rate_limit" });
+    expect((await collect(model.stream(afterTurns(2))))[0]).toEqual({ type: "text-delta", text: "more" });
+    // A tool call's default id numbers its place in the script, error turns included.
+    const retried = new ScriptedModel([{ error: { type: "connection" } }, { toolCalls: [{ name: "t" }] }]);
+    await collect(retried.stream(request()));
+    expect((await collect(retried.stream(request())))[0]).toMatchObject({ id: "call_2_1", name: "t" });
   });
 
   it("records every request, with the messages as they were at the call", async () => {

@@ -6,6 +6,7 @@ import {
   type ModelStreamPart,
 } from "../../../contracts/language-model.js";
 import { LLMResponseError } from "../../../errors/error-classes.js";
+import { assistantTurns } from "./assistant-turns.js";
 import { parseScript, type ScriptedTurn, type ScriptStep, scriptedError } from "./scripted-turn.js";
 
 export interface ScriptedModelOptions {
@@ -15,8 +16,14 @@ export interface ScriptedModelOptions {
 }
 
 /**
- * A deterministic model that answers with the turns it was given, one per call: text, streamed deltas, tool
- * calls, usage, errors and delays. Keel's own tests use it; so can yours (`keel/testing`).
+ * A deterministic model that answers with the turns it was given: text, streamed deltas, tool calls, usage,
+ * errors and delays. Keel's own tests use it; so can yours (`keel/testing`).
+ *
+ * Which turn answers a call follows the transcript, not a counter: with `k` assistant messages in the request,
+ * the model answers with its `k+1`-th answering turn. So a run continued in another process (a decision from
+ * another shell, a resume after a crash) goes on where it stopped, and a fresh session starts at turn 1. An
+ * `error` turn adds nothing to the transcript: it is served once before the answering turn that follows it,
+ * and the call that retries gets the next turn.
  *
  * @example
  * const model = scriptedModel([
@@ -32,12 +39,20 @@ export class ScriptedModel implements LanguageModel {
   readonly requests: ModelRequest[] = [];
   private readonly steps: ScriptStep[];
   private readonly whenExhausted: "error" | "repeat-last";
+  /** Where the turns that answer (all but `error` turns) are in the script. */
+  private readonly answering: number[];
+  /** Error turns served in a row to calls with this many assistant messages, so that their retry moves on. */
+  private readonly failedAt = new Map<number, number>();
   private calls = 0;
 
   constructor(script: readonly unknown[], options: ScriptedModelOptions = {}) {
     this.steps = parseScript(script);
     this.modelId = options.modelId ?? "mock-scripted";
     this.whenExhausted = options.whenExhausted ?? "error";
+    this.answering = [];
+    this.steps.forEach((step, index) => {
+      if (typeof step === "function" || step.error === undefined) this.answering.push(index);
+    });
   }
 
   /** How many calls the model has answered. */
@@ -47,20 +62,34 @@ export class ScriptedModel implements LanguageModel {
 
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
     this.requests.push(snapshot(request));
-    const index = this.calls++;
+    this.calls++;
+    const answered = assistantTurns(request.messages);
+    const failed = this.failedAt.get(answered) ?? 0;
+    const index = this.firstTurnAfter(answered) + failed;
     let step = this.steps[index];
     if (step === undefined && this.whenExhausted === "repeat-last") step = this.steps[this.steps.length - 1];
     if (step === undefined) {
       const error = new LLMResponseError(
-        `The scripted model has no turn ${index + 1} (its script has ${this.steps.length})`,
+        `The scripted model has no turn ${index + 1} (its script has ${this.steps.length}; the transcript ` +
+          `already holds ${answered} assistant ${answered === 1 ? "turn" : "turns"})`,
         {
-          hint: "Add a turn to the script, or pass { whenExhausted: 'repeat-last' }",
+          hint: "Add a turn to the script, start a new session, or pass { whenExhausted: 'repeat-last' }",
         },
       );
       return single({ type: "error", error, errorType: "response" });
     }
     const turn = typeof step === "function" ? step(request, index) : step;
+    if (turn.error === undefined) this.failedAt.delete(answered);
+    else this.failedAt.set(answered, failed + 1);
     return streamTurn(turn, { modelId: this.modelId, index, signal: request.signal });
+  }
+
+  /** The script's turn after its first `answered` answering turns (past the end once they run out). */
+  private firstTurnAfter(answered: number): number {
+    if (answered === 0) return 0;
+    const answering = this.answering;
+    if (answered <= answering.length) return answering[answered - 1]! + 1;
+    return this.steps.length + answered - answering.length;
   }
 
   countTokens(text: string): number {
