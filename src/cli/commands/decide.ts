@@ -1,7 +1,7 @@
 import { ERROR_CODES } from "../../errors/error-codes.js";
 import type { ToolDecision } from "../../loop/decisions.js";
+import { describePendingCall } from "./ask-decisions.js";
 import type { CheckpointsCommandOptions } from "./checkpoints.js";
-import { describePendingCall } from "./follow-decision.js";
 import { type RunOutputOptions, streamRunCommand, withStoredRun } from "./run.js";
 
 /** What `keel decide` needs. */

@@ -8,7 +8,7 @@ import { type ErrorDetails, KeelError, toErrorDetails } from "../../errors/keel-
 import { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import { InMemorySessionManager } from "../../sessions/in-memory-session-manager.js";
-import { askDecisions, type Prompt } from "./follow-decision.js";
+import { askDecisions, type Prompt } from "./ask-decisions.js";
 import { runNotices } from "./run-notices.js";
 import type { OutputStream } from "./validate.js";
 
