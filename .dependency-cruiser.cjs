@@ -39,7 +39,8 @@ const LAYERS = [
   // L5: the one list of builtin plugins, and the Runtime facade.
   "builtins",
   "runtime",
-  // L6: entry points.
+  // L6: entry points: the HTTP server (keel/server), the CLI (which serves it), the test helpers.
+  "server",
   "cli",
   "testing",
 ];
