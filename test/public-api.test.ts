@@ -188,6 +188,16 @@ describe("public API", () => {
     ]);
   });
 
+  it("keel/server", async () => {
+    const server = await import("../src/server/index.js");
+    expect(Object.keys(server).sort()).toEqual([
+      "ServerRequestError",
+      "createKeelApp",
+      "createKeelHandler",
+      "serveKeel",
+    ]);
+  });
+
   it("package.json exports the built entries and the bin", async () => {
     const { default: manifest } = await import("../package.json", { with: { type: "json" } });
     expect(Object.keys(manifest.exports)).toEqual([
@@ -196,6 +206,7 @@ describe("public API", () => {
       "./testing/conformance",
       "./ai-sdk",
       "./stores/postgres",
+      "./server",
       "./package.json",
     ]);
     expect(manifest.bin).toEqual({ keel: "./dist/cli/main.js" });

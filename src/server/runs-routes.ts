@@ -1,0 +1,203 @@
+import { randomUUID } from "node:crypto";
+import { Hono } from "hono";
+import type { RunRecord, RunResult } from "../contracts/run-types.js";
+import type { ToolDecision } from "../loop/decisions.js";
+import { parseCheckpointId } from "../loop/run-state.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { afterSequenceOf, booleanField, checkId, jsonBody, stringField } from "./request-input.js";
+import { badRequest, notFound, ServerRequestError } from "./server-error.js";
+import { SSE_HEADERS, type SseChunk, type SseStreamOptions, sseRunStream } from "./sse-run-stream.js";
+import { ownsRun, presentRecord, storedSessionId, type Tenant } from "./tenancy.js";
+
+export type ServerEnv = { Variables: { tenant: Tenant } };
+
+/** The longest input text a run may be started with. */
+const MAX_INPUT_CHARS = 1_000_000;
+
+/**
+ * The runs API: list agents; start a run (wait for its result, or 202 with its id at once); read a run; stream
+ * its events as SSE from any sequence; decide, cancel and resume it; list its checkpoints. A tenant sees only
+ * the runs it started: another tenant's run is as unknown as a run that never was.
+ */
+export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<ServerEnv> {
+  const app = new Hono<ServerEnv>();
+
+  app.get("/agents", (c) => c.json({ agents: runtime.listAgents() }));
+
+  app.post("/runs", async (c) => {
+    const tenant = c.get("tenant");
+    const body = await jsonBody(c);
+    const agentId = stringField(body, "agentId", { required: true, max: 200 });
+    const inputText = stringField(body, "inputText", { required: true, max: MAX_INPUT_CHARS });
+    const sessionId = stringField(body, "sessionId");
+    const durable = booleanField(body, "durable");
+    const wait = booleanField(body, "wait");
+    if (runtime.getAgentInfo(agentId) === null)
+      throw notFound(
+        "agent.unknown",
+        `No agent '${agentId}'`,
+        `GET /agents lists the agents: ${runtime
+          .listAgents()
+          .map((agent) => agent.id)
+          .join(", ")}`,
+      );
+    const request = {
+      agentId,
+      inputText,
+      runId: randomUUID(),
+      sessionId: storedSessionId(
+        tenant,
+        sessionId === undefined ? randomUUID() : checkId(sessionId, "session id"),
+      ),
+      ...(durable === undefined ? {} : { durable }),
+    };
+    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request)));
+    await startDetached(runtime.stream(request));
+    return c.json({ runId: request.runId }, 202, { location: `${c.req.path}/${request.runId}` });
+  });
+
+  app.get("/runs/:runId", async (c) => {
+    const record = await ownedRun(runtime, c.get("tenant"), c.req.param("runId"));
+    return c.json(presentRecord(c.get("tenant"), record));
+  });
+
+  app.get("/runs/:runId/events", async (c) => {
+    const tenant = c.get("tenant");
+    const afterSequence = afterSequenceOf(c);
+    const record = await ownedRun(runtime, tenant, c.req.param("runId"));
+    const chunks = runtime.attach(record.runId, { afterSequence });
+    return new Response(
+      sseRunStream(chunks as AsyncIterator<SseChunk>, { ...sse, present: presenter(tenant) }),
+      {
+        headers: SSE_HEADERS,
+      },
+    );
+  });
+
+  app.get("/runs/:runId/checkpoints", async (c) => {
+    const record = await ownedRun(runtime, c.get("tenant"), c.req.param("runId"));
+    return c.json({ checkpoints: await runtime.listRunCheckpoints(record.runId) });
+  });
+
+  app.post("/runs/:runId/decisions", async (c) => {
+    const tenant = c.get("tenant");
+    const record = await ownedRun(runtime, tenant, c.req.param("runId"));
+    const decisions = decisionsOf(await jsonBody(c));
+    if (c.req.query("stream") === "1") {
+      const chunks = runtime.stream({ runId: record.runId, decisions });
+      // A refused decision rejects the first read: answer it as a JSON error, not as a broken stream.
+      const first = await chunks.next();
+      return new Response(
+        sseRunStream(prepend(first, chunks) as AsyncIterator<SseChunk>, {
+          ...sse,
+          present: presenter(tenant),
+        }),
+        { headers: SSE_HEADERS },
+      );
+    }
+    return c.json(presentResult(await runtime.decide({ runId: record.runId, decisions })));
+  });
+
+  app.post("/runs/:runId/cancel", async (c) => {
+    const record = await ownedRun(runtime, c.get("tenant"), c.req.param("runId"));
+    const cancelled = await runtime.cancel(record.runId);
+    return c.json({ runId: record.runId, cancelled }, 202);
+  });
+
+  app.post("/runs/:runId/resume", async (c) => {
+    const tenant = c.get("tenant");
+    const record = await ownedRun(runtime, tenant, c.req.param("runId"));
+    const body = await jsonBody(c);
+    const branch = booleanField(body, "branch") === true;
+    const wait = booleanField(body, "wait");
+    let checkpointId = stringField(body, "checkpointId", { max: 400 });
+    if (checkpointId === undefined) {
+      checkpointId = (await runtime.listRunCheckpoints(record.runId)).at(-1);
+      if (checkpointId === undefined)
+        throw new ServerRequestError(409, `Run '${record.runId}' has no checkpoint to resume from`, {
+          code: "run.not_resumable",
+          hint: "Durable runs (durable: true) checkpoint every step; other runs only when they suspend",
+        });
+    } else if (parseCheckpointId(checkpointId)?.runId !== record.runId) {
+      // A checkpoint of another run could belong to another tenant: it is refused as unknown.
+      throw notFound(
+        "checkpoint.unknown",
+        `Run '${record.runId}' has no checkpoint '${checkpointId}'`,
+        `GET /runs/${record.runId}/checkpoints lists its checkpoints`,
+      );
+    }
+    const request = {
+      agentId: record.agentId,
+      inputText: "",
+      resumeFromCheckpoint: checkpointId,
+      ...(branch ? { branch: true, runId: randomUUID() } : {}),
+    };
+    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request)));
+    await startDetached(runtime.stream(request));
+    return c.json({ runId: request.runId ?? record.runId }, 202);
+  });
+
+  return app;
+}
+
+/** The run, when it exists and this tenant started it; else 404, the same answer for both. */
+async function ownedRun(runtime: Runtime, tenant: Tenant, runId: string): Promise<RunRecord> {
+  checkId(runId, "run id");
+  const record = await runtime.getRun(runId);
+  if (record === null || !ownsRun(tenant, record))
+    throw notFound("run.unknown", `No run '${runId}'`, "POST /runs starts a run and answers with its id");
+  return record;
+}
+
+/** Start a run and leave it going: resolves once it has started, rejects when it is refused. */
+async function startDetached(chunks: AsyncIterableIterator<unknown>): Promise<void> {
+  await chunks.next();
+  await chunks.return?.();
+}
+
+function presentResult(result: RunResult): Omit<RunResult, "exception"> {
+  // The exception is a live error object; its code, message and hint are already in `error`/`errorDetails`.
+  const { exception: _exception, ...rest } = result;
+  return rest;
+}
+
+function presenter(tenant: Tenant): (chunk: SseChunk) => unknown {
+  return (chunk) => {
+    const withSession = chunk as SseChunk & { sessionId?: string; result?: RunResult };
+    let shown: Record<string, unknown> = { ...withSession };
+    if (typeof withSession.sessionId === "string" && withSession.sessionId.startsWith(tenant.prefix))
+      shown.sessionId = withSession.sessionId.slice(tenant.prefix.length);
+    if (withSession.result !== undefined) shown = { ...shown, result: presentResult(withSession.result) };
+    return shown;
+  };
+}
+
+function decisionsOf(body: Record<string, unknown>): ToolDecision[] {
+  const decisions = body.decisions;
+  const hint = 'Send {"decisions": [{"toolCallId": "...", "action": "approve" | "deny" | "result"}]}';
+  if (!Array.isArray(decisions) || decisions.length === 0)
+    throw badRequest("request.decisions", "'decisions' must be a non-empty array", hint);
+  for (const decision of decisions) {
+    if (
+      typeof decision !== "object" ||
+      decision === null ||
+      typeof (decision as { toolCallId?: unknown }).toolCallId !== "string" ||
+      typeof (decision as { action?: unknown }).action !== "string"
+    )
+      throw badRequest("request.decisions", "Each decision needs a string toolCallId and action", hint);
+  }
+  return decisions as ToolDecision[];
+}
+
+/** An iterator that gives `first` before the rest of `rest`. */
+function prepend<T>(first: IteratorResult<T>, rest: AsyncIterator<T>): AsyncIterator<T> {
+  let given = false;
+  return {
+    next: () => {
+      if (given) return rest.next();
+      given = true;
+      return Promise.resolve(first);
+    },
+    return: () => rest.return?.() ?? Promise.resolve({ done: true, value: undefined }),
+  };
+}
