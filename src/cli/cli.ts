@@ -11,6 +11,7 @@ import { policyCommand } from "./commands/policy.js";
 import { resumeCommand } from "./commands/resume.js";
 import { describeError, runCommand } from "./commands/run.js";
 import { runsCommand } from "./commands/runs.js";
+import { serveCommand } from "./commands/serve.js";
 import { type OutputStream, validateCommand } from "./commands/validate.js";
 
 /** Where the CLI reads and writes; `main.ts` passes the process's, tests pass buffers. */
@@ -67,6 +68,13 @@ const COMMANDS = {
     session: { type: "string" },
     ...JSON_FLAGS,
   },
+  serve: {
+    port: { type: "string" },
+    host: { type: "string" },
+    token: { type: "string" },
+    "resume-interrupted": { type: "boolean" },
+    ...HELP,
+  },
 } as const;
 
 type CommandName = keyof typeof COMMANDS;
@@ -86,6 +94,7 @@ Usage:
               [--value JSON] [--reason TEXT] [--always] [--json]
   keel pending <config> <runId> [--json]
   keel policy <config> [--agent ID] [--session ID] [--json]
+  keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted]
   keel help | --help
   keel --version
 
@@ -102,6 +111,10 @@ Commands:
   pending      List the calls a suspended run waits on: id, tool, arguments and reason
   policy       Show an agent's effective permission policy: each rule with its source (runtime, config,
                skill, sandbox) and merge rule, and each tool's decision with the rule that made it
+  serve        Serve the config's agents over HTTP (the runs API with resumable event streams) until
+               Ctrl-C or SIGTERM: --port (default 8787), --host (default 127.0.0.1), --token (or
+               KEEL_SERVER_TOKEN; needed off loopback), --resume-interrupted (resume durable runs a dead
+               process left running, before listening)
 
 Options for run:
   -              In place of the input: read it from stdin (keel run agent.json - < prompt.txt)
@@ -188,6 +201,26 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
   if (command === "validate") {
     if (positionals.length !== 1) throw new UsageError("Usage: keel validate <config>");
     return validateCommand({ configPath: positionals[0]!, stdout: io.stdout, stderr: io.stderr });
+  }
+  if (command === "serve") {
+    if (positionals.length !== 1)
+      throw new UsageError(
+        "Usage: keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted]",
+      );
+    const port = values.port === undefined ? 8787 : Number(values.port);
+    if (typeof values.port === "string" && !/^\d{1,5}$/.test(values.port))
+      throw new UsageError(`--port must be a port number, not '${values.port}'`);
+    const token = typeof values.token === "string" ? values.token : env.KEEL_SERVER_TOKEN || undefined;
+    return serveCommand({
+      configPath: positionals[0]!,
+      port,
+      host: typeof values.host === "string" ? values.host : "127.0.0.1",
+      token,
+      resumeInterrupted: values["resume-interrupted"] === true,
+      stdout: io.stdout,
+      stderr: io.stderr,
+      ...(io.signal === undefined ? {} : { signal: io.signal }),
+    });
   }
   if (command === "runs") {
     if (positionals.length !== 1)
