@@ -34,12 +34,7 @@ async function agentFor(script: readonly ScriptStep[], tools: unknown[] = [addTo
 }
 
 /** A real HttpAgent whose requests go to the AG-UI app in process. */
-function httpAgent(
-  lib: typeof client10,
-  runtime: Runtime,
-  profile: Profile | undefined,
-  threadId = "thread-1",
-) {
+function httpAgent(lib: typeof client10, runtime: Runtime, profile: Profile | undefined) {
   const app = createAgUiApp(runtime);
   const query = profile === undefined ? "" : `?protocol=${profile}`;
   return new lib.HttpAgent({
@@ -257,5 +252,45 @@ describe("AG-UI endpoint", () => {
       const json = (await response.json()) as { error: { code: string; hint?: string } };
       expect(json.error.code).toBeTypeOf("string");
     }
+  });
+});
+
+describe("AG-UI replay", () => {
+  async function replayed(app: ReturnType<typeof createAgUiApp>, runId: string): Promise<Event[]> {
+    const response = await app.fetch(
+      new Request(`http://k/runs/${encodeURIComponent(runId)}/events?protocol=1.0`),
+    );
+    expect(response.status).toBe(200);
+    const frames = (await response.text()).split("\n\n").filter((frame) => frame !== "");
+    return frames.map((frame) => JSON.parse(frame.slice("data: ".length)) as Event);
+  }
+
+  it("replays a run from its start, one AG-UI run per stretch, each closed, and stops while it waits", async () => {
+    const runtime = await agentFor([
+      { text: "Asking", toolCalls: [toolCall("gated", { q: 2 }, "c-r")] },
+      { reasoning: "fine", text: "Done" },
+    ]);
+    const app = createAgUiApp(runtime);
+    const agent = httpAgent(client10, runtime, "1.0");
+    agent.addMessage(userMessage("go"));
+    await runOnce(client10, agent);
+    const [interrupt] = agent.pendingInterrupts;
+    const keelRunId = (interrupt?.metadata as { keel: { runId: string } }).keel.runId;
+
+    const waiting = await replayed(app, keelRunId);
+    expect(waiting.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "interrupt" } });
+    expect(waiting.filter((event) => event.type === "RUN_STARTED")).toHaveLength(1);
+
+    await runOnce(client10, agent, { resume: [{ interruptId: interrupt!.id, status: "resolved" }] });
+    const done = await replayed(app, keelRunId);
+    expect(done.filter((event) => event.type === "RUN_STARTED")).toHaveLength(2);
+    expect(done.at(-1)).toMatchObject({ type: "RUN_FINISHED", result: "Done" });
+    for (const lib of [client10, client0059 as unknown as typeof client10]) {
+      const verified = await lastValueFrom(
+        from(done as unknown as client10.BaseEvent[]).pipe(lib.verifyEvents(false), toArray()),
+      );
+      expect(verified).toHaveLength(done.length);
+    }
+    expect((await app.fetch(new Request("http://k/runs/nope/events"))).status).toBe(404);
   });
 });
