@@ -275,7 +275,7 @@ describe("AG-UI replay", () => {
     agent.addMessage(userMessage("go"));
     await runOnce(client10, agent);
     const [interrupt] = agent.pendingInterrupts;
-    const keelRunId = (interrupt?.metadata as { keel: { runId: string } }).keel.runId;
+    const keelRunId = (interrupt!.metadata as { keel: { runId: string } }).keel.runId;
 
     const waiting = await replayed(app, keelRunId);
     expect(waiting.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "interrupt" } });
