@@ -243,7 +243,7 @@ describe("AG-UI endpoint", () => {
       ["/", JSON.stringify(input), 404],
       ["/a?protocol=2.0", JSON.stringify(input), 400],
       ["/a", JSON.stringify({ ...input, resume: [{ interruptId: "zz", status: "resolved" }] }), 400],
-      ["/a", JSON.stringify({ ...input, resume: [{ interruptId: "run:call", status: "resolved" }] }), 409],
+      ["/a", JSON.stringify({ ...input, resume: [{ interruptId: "run:call", status: "resolved" }] }), 404],
       ["/a", JSON.stringify({ ...input, resume: [{ interruptId: "a:b", status: "maybe" }] }), 400],
     ];
     for (const [path, body, status] of cases) {

@@ -192,6 +192,7 @@ describe("public API", () => {
     const server = await import("../src/server/index.js");
     expect(Object.keys(server).sort()).toEqual([
       "ServerRequestError",
+      "createAgUiApp",
       "createKeelApp",
       "createKeelHandler",
       "serveKeel",

@@ -1,10 +1,11 @@
 import { timingSafeEqual } from "node:crypto";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Runtime } from "../runtime/runtime.js";
+import { type AgUiAppOptions, type AgUiScope, createAgUiApp } from "./ag-ui/create-ag-ui-app.js";
 import { runsRoutes, type ServerEnv } from "./runs-routes.js";
 import { errorResponse, ServerRequestError } from "./server-error.js";
-import { tenantOf } from "./tenancy.js";
+import { clientSessionId, ownsRun, storedSessionId, type Tenant, tenantOf } from "./tenancy.js";
 
 export interface KeelHandlerOptions {
   /**
@@ -30,6 +31,11 @@ export interface KeelHandlerOptions {
   stallTimeoutMs?: number;
   /** Sub-apps mounted under the base path, by path (e.g. the protocol endpoints). They see the `tenant` variable. */
   mount?: Readonly<Record<string, Hono<ServerEnv>>>;
+  /**
+   * The AG-UI endpoint at `/ag-ui` (`POST /ag-ui/:agentId`, for `@ag-ui/client`'s HttpAgent and CopilotKit), its
+   * threads and runs the caller's tenant's only. `false` leaves it out. Default: on, profile 0.0.59.
+   */
+  agUi?: false | Omit<AgUiAppOptions, "scope">;
 }
 
 /**
@@ -82,6 +88,8 @@ export function createKeelApp(runtime: Runtime, options: KeelHandlerOptions = {}
       stallTimeoutMs: options.stallTimeoutMs ?? 30_000,
     }),
   );
+  if (options.agUi !== false)
+    api.route("/ag-ui", createAgUiApp(runtime, { ...options.agUi, scope: TENANT_SCOPE }));
   for (const [path, sub] of Object.entries(options.mount ?? {})) api.route(path, sub);
   app.route(normalizeBasePath(options.basePath), api);
   return app;
@@ -101,6 +109,17 @@ export function createKeelHandler(
 ): (request: Request) => Promise<Response> {
   const app = createKeelApp(runtime, options);
   return async (request) => app.fetch(request);
+}
+
+/** AG-UI threads as the runs API keeps sessions: in the store under the caller's tenant. */
+const TENANT_SCOPE: AgUiScope = {
+  sessionId: (c, threadId) => storedSessionId(tenantIn(c), threadId),
+  threadId: (c, sessionId) => clientSessionId(tenantIn(c), sessionId),
+  owns: (c, record) => ownsRun(tenantIn(c), record),
+};
+
+function tenantIn(c: Context): Tenant {
+  return (c as Context<ServerEnv>).get("tenant");
 }
 
 function authenticate(header: string | undefined, tokens: readonly string[]): string | undefined {

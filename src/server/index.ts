@@ -2,6 +2,9 @@
  * Keel over HTTP: a web-standard handler serving a runtime's agents (the runs API with resumable SSE), the Hono
  * app behind it, and `serveKeel`, which serves it on Node.
  */
+
+export type { AgUiProfile } from "./ag-ui/ag-ui-types.js";
+export { type AgUiAppOptions, type AgUiScope, createAgUiApp } from "./ag-ui/create-ag-ui-app.js";
 export {
   createKeelApp,
   createKeelHandler,

@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import type { RunRecord } from "../../contracts/run-types.js";
 import { DecisionError, UnknownRunError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import type { Runtime } from "../../runtime/runtime.js";
@@ -14,6 +15,19 @@ export interface AgUiAppOptions {
   readonly agentId?: string;
   /** The event set served when the request does not ask for one; `0.0.59` by default. */
   readonly profile?: AgUiProfile;
+  /**
+   * Whose threads a request may touch, when the app is served for several callers (the Keel server mounts it
+   * behind its tenants): the store's session id for a thread the request names, the thread a stored session
+   * id is to the request, and whether it may see a run. Without it every thread and run is the caller's.
+   */
+  readonly scope?: AgUiScope;
+}
+
+/** How a request's threads map onto the store, for an app served to several callers. */
+export interface AgUiScope {
+  sessionId(c: Context, threadId: string): string;
+  threadId(c: Context, sessionId: string): string;
+  owns(c: Context, record: RunRecord): boolean;
 }
 
 /**
@@ -54,7 +68,9 @@ async function runEndpoint(
     const input = parseRunAgentInput(body);
     let chunks: AsyncIterableIterator<RunStreamChunk>;
     if (input.resume !== undefined && input.resume.length > 0) {
-      chunks = runtime.stream(resumeToDecisions(input.resume)) as AsyncIterableIterator<RunStreamChunk>;
+      const decide = resumeToDecisions(input.resume);
+      await visibleRun(c, { runtime, options }, decide.runId);
+      chunks = runtime.stream(decide) as AsyncIterableIterator<RunStreamChunk>;
     } else {
       if (agentId === undefined || runtime.getAgentInfo(agentId) === null) {
         throw new AgUiInputError(`No agent '${agentId ?? ""}' to run`, {
@@ -68,7 +84,7 @@ async function runEndpoint(
       }
       chunks = runtime.stream({
         agentId,
-        sessionId: input.threadId,
+        sessionId: options.scope?.sessionId(c, input.threadId) ?? input.threadId,
         inputText: lastUserText(input),
         metadata: { agUi: { threadId: input.threadId, runId: input.runId } },
       }) as AsyncIterableIterator<RunStreamChunk>;
@@ -85,6 +101,19 @@ async function runEndpoint(
   } catch (error) {
     return errorResponse(error);
   }
+}
+
+/** The run's record, when the request may see it; the same 404 for an unknown run and another caller's. */
+async function visibleRun(c: Context, { runtime, options }: Served, runId: string): Promise<RunRecord> {
+  const record = await runtime.getRun(runId);
+  if (record === null || (options.scope !== undefined && !options.scope.owns(c, record))) {
+    throw new AgUiInputError(`No run '${runId}'`, {
+      hint: "Name a run id from an interrupt's metadata",
+      status: 404,
+      code: "server.not_found",
+    });
+  }
+  return record;
 }
 
 async function* translate(
@@ -116,15 +145,9 @@ async function replayEndpoint(c: Context, runtime: Runtime, options: AgUiAppOpti
   try {
     const profile = profileOf(c, options);
     const runId = c.req.param("runId") ?? "";
-    const record = await runtime.getRun(runId);
-    if (record === null) {
-      throw new AgUiInputError(`No run '${runId}'`, {
-        hint: "Name a run id from an interrupt's metadata",
-        status: 404,
-        code: "server.not_found",
-      });
-    }
-    const threadId = c.req.query("threadId") ?? record.sessionId;
+    const record = await visibleRun(c, { runtime, options }, runId);
+    const threadId =
+      c.req.query("threadId") ?? options.scope?.threadId(c, record.sessionId) ?? record.sessionId;
     const chunks = runtime.attach(runId) as AsyncIterableIterator<RunStreamChunk>;
     return sseResponse(replay({ runtime, profile, threadId, runId }, chunks));
   } catch (error) {
