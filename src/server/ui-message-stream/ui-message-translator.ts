@@ -55,6 +55,8 @@ export class UiMessageTranslator {
   private run: { runId: string; sessionId: string; agentId: string } | undefined;
   /** Between a `start` and its `finish` or `abort`. */
   private inMessage = false;
+  /** The message was aborted: the cancelled run's `run.finished` that follows does not open another. */
+  private aborted = false;
   /** Calls the client holds a part for, so an output never arrives for an unknown call. */
   private readonly shownCalls = new Set<string>();
   /** Calls a decision set going again: the client has their input already, so it is not sent twice. */
@@ -70,7 +72,7 @@ export class UiMessageTranslator {
   /** The UI chunks for one Keel chunk; often none. */
   translate(chunk: RunStreamChunk): UiMessageChunk[] {
     const out: UiMessageChunk[] = [];
-    if (!this.inMessage) this.open(chunk, out);
+    if (!this.inMessage && !(this.aborted && chunk.kind === "run.finished")) this.open(chunk, out);
     switch (chunk.kind) {
       case "step.started":
         this.closeStep(out);
@@ -152,6 +154,7 @@ export class UiMessageTranslator {
         this.closeStep(out);
         out.push({ type: "abort" });
         this.inMessage = false;
+        this.aborted = true;
         break;
       case "run.finished":
         this.finish(chunk.result, out);
@@ -186,12 +189,14 @@ export class UiMessageTranslator {
 
   private open(chunk: RunStreamChunk, out: UiMessageChunk[]): void {
     out.push({ type: "start", messageId: this.messageId ?? chunk.runId });
+    this.aborted = false;
     this.run = { runId: chunk.runId, sessionId: chunk.sessionId, agentId: chunk.agentId };
     out.push({ type: "data-keel-run", id: "run", data: this.run });
     this.inMessage = true;
   }
 
   private finish(result: RunResult, out: UiMessageChunk[]): void {
+    if (!this.inMessage) return;
     this.closeStep(out);
     out.push({
       type: "data-keel-run",
@@ -204,8 +209,8 @@ export class UiMessageTranslator {
       },
     });
     if (result.stopReason === "cancelled") {
-      // `run.cancelled` already aborted the message, unless the log lacks it.
-      if (this.inMessage) out.push({ type: "abort" });
+      // A log without `run.cancelled` before its cancelled end.
+      out.push({ type: "abort" });
     } else {
       out.push(this.finishChunk(FINISH_REASONS[result.stopReason]));
     }
