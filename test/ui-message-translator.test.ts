@@ -34,7 +34,7 @@ function translate(chunks: RunStreamChunk[], profile: UiMessageProfile = "v6"): 
 }
 
 /** The chunks through the given major's client: its SSE parser and schema, then its message builder. */
-async function throughClient(chunks: UiMessageChunk[], major: UiMessageProfile, message?: UIMessage) {
+async function throughClient(chunks: UiMessageChunk[], major: "v5" | "v6", message?: UIMessage) {
   const body = `${chunks.map(uiMessageFrame).join("")}data: [DONE]\n\n`;
   const parsed = await readChunks(new Response(body), major);
   return messageOf(parsed, message);
@@ -258,5 +258,29 @@ describe("UiMessageTranslator", () => {
         stopReason: "max_steps",
       });
     }
+  });
+
+  it("gives a v7 client the v6 chunks, none of the types only v7 knows", () => {
+    const input = [
+      chunk("run.started", { resumed: false }),
+      chunk("step.started", { step: 1 }),
+      chunk("llm.reasoning", { text: "hm" }),
+      chunk("llm.delta", { text: "hi" }),
+      chunk("tool.suspended", {
+        toolCallId: "w1",
+        toolId: "wipe",
+        params: {},
+        resumeMode: "replay_tool_call",
+      }),
+      chunk("step.finished", { step: 1 }),
+      chunk("run.finished", result("suspended")),
+      chunk("run.started", { resumed: true }),
+      chunk("tool.decision", { toolCallId: "w1", toolId: "wipe", action: "deny" }),
+      chunk("run.finished", result("failed", { error: "x" })),
+    ];
+    const v7 = translate(input, "v7");
+    expect(v7).toEqual(translate(input, "v6"));
+    const v7Only = ["tool-approval-response", "reset-step", "custom", "reasoning-file", "steering-message"];
+    expect(v7.filter((each) => v7Only.includes(each.type))).toEqual([]);
   });
 });

@@ -24,8 +24,9 @@ export type UiFinishReason = "stop" | "length" | "content-filter" | "tool-calls"
 
 /**
  * Which major of the AI SDK the client runs: `v6` (the default) has tool approval chunks; `v5` does not, so a call
- * waiting for approval stays an `input-available` tool part there, and a denial is a tool error.
+ * waiting for approval stays an `input-available` tool part there, and a denial is a tool error. `v7` gets the
+ * chunks of `v6`, which its schema accepts unchanged; the chunk types only `v7` knows are not sent.
  */
-export type UiMessageProfile = "v5" | "v6";
+export type UiMessageProfile = "v5" | "v6" | "v7";
 
-export const UI_MESSAGE_PROFILES: readonly UiMessageProfile[] = ["v5", "v6"];
+export const UI_MESSAGE_PROFILES: readonly UiMessageProfile[] = ["v5", "v6", "v7"];
