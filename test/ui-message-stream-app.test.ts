@@ -191,6 +191,12 @@ describe("the AI SDK UI message stream app", () => {
     });
     const stranger = await app.fetch(chatPost({ id: "theirs", messages: [user, answered] }));
     expect(stranger.status).toBe(404);
+    const madeUp = answerApproval(asked.message, {
+      id: toolParts(asked.message)[0]!.approval!.id,
+      approved: true,
+    });
+    (toolParts(madeUp)[0]!.approval as { id: string }).id = "keel.no-such-run.w1";
+    expect((await app.fetch(chatPost({ id: "mine", messages: [user, madeUp] }))).status).toBe(404);
     expect(await stranger.text()).not.toContain("wipe");
     await readChunks(await app.fetch(chatPost({ id: "mine", messages: [user, answered] })));
     const again = await app.fetch(chatPost({ id: "mine", messages: [user, answered] }));

@@ -141,6 +141,60 @@ describe("useChat against the app", () => {
     expect(await transport.reconnectToStream({ chatId: "busy" })).toBeNull();
   });
 
+  it("re-attaches to a run continued after an approval, rebuilding the whole message from its start", async () => {
+    const gate = deferred();
+    const gatedWipe = defineTool({
+      name: "wipe",
+      description: "Wipes once the test lets it",
+      inputSchema: z.object({ path: z.string() }),
+      approvalMode: "always",
+      execute: async ({ path }: { path: string }) => {
+        await gate.promise;
+        return `wiped ${path}`;
+      },
+    });
+    runtime = await chatRuntime(
+      [{ toolCalls: [{ id: "w1", name: "wipe", arguments: { path: "/z" } }] }, { text: "gone" }],
+      [gatedWipe],
+    );
+    const app = createUiMessageStreamApp(runtime, { agentId: "a" });
+    const user = { id: "u", role: "user" as const, parts: [{ type: "text" as const, text: "wipe /z" }] };
+    const post = (messages: unknown[]) =>
+      app.fetch(
+        new Request("http://keel.test/chat", {
+          method: "POST",
+          body: JSON.stringify({ id: "cont", messages }),
+        }),
+      );
+    const asked = await messageOf(await readChunks(await post([user])));
+    expect((await app.fetch(new Request("http://keel.test/chat/cont/stream"))).status).toBe(204);
+    const part = asked.message.parts.find((each) => each.type === "tool-wipe") as ToolPart;
+    const answered = {
+      ...asked.message,
+      parts: asked.message.parts.map((each) =>
+        each === (part as unknown)
+          ? { ...each, state: "approval-responded", approval: { id: part.approval!.id, approved: true } }
+          : each,
+      ),
+    };
+    const continued = await post([user, answered]);
+    expect(continued.status).toBe(200);
+    await continued.body?.cancel();
+
+    const resumed = await app.fetch(new Request("http://keel.test/chat/cont/stream"));
+    expect(resumed.status).toBe(200);
+    gate.resolve();
+    const { message, errors } = await messageOf(await readChunks(resumed));
+    expect(errors).toEqual([]);
+    expect(message.id).toBe(asked.message.id);
+    expect(message.parts.filter((each) => each.type === "tool-wipe")).toMatchObject([
+      { state: "output-available", output: "wiped /z" },
+    ]);
+    expect(
+      message.parts.some((each) => each.type === "text" && (each as { text: string }).text === "gone"),
+    ).toBe(true);
+  });
+
   it("serves an AI SDK 5 transport with chunks the v5 schema accepts, approving through a tool output", async () => {
     runtime = await chatRuntime([
       { toolCalls: [{ id: "c1", name: "add", arguments: { a: 2, b: 2 } }] },

@@ -39,6 +39,16 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
   const app = new Hono();
   /** Each chat's latest run started here: what a resume GET re-attaches to while it runs. */
   const chatRuns = new Map<string, string>();
+  // Kept while the run goes on, whoever reads it, so the map holds only runs in flight.
+  const remember = (chatId: string, runId: string): void => {
+    const live = runtime.liveRun(runId);
+    if (live === undefined) return;
+    chatRuns.set(chatId, runId);
+    const forget = () => {
+      if (chatRuns.get(chatId) === runId) chatRuns.delete(chatId);
+    };
+    live.done.then(forget, forget);
+  };
 
   const chat = async (c: Context, agentId: string | undefined): Promise<Response> => {
     const profile = profileOf(c, options);
@@ -48,7 +58,7 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
     const chunks = await streamFor(runtime, request, agentId);
     const first = await firstChunk(chunks);
     if (first === undefined) return uiMessageStreamResponse(emptyChunks(), {});
-    chatRuns.set(request.id, first.runId);
+    remember(request.id, first.runId);
     return uiMessageStreamResponse(toUiMessageChunks(prepend(first, chunks), { profile }));
   };
 
