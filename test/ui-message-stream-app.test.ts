@@ -1,7 +1,9 @@
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Runtime } from "../src/index.js";
+import { z } from "zod";
+import { defineTool, type Runtime } from "../src/index.js";
 import { createUiMessageStreamApp } from "../src/server/ui-message-stream/index.js";
+import { deferred } from "./support/harness.js";
 import {
   answerApproval,
   chatPost,
@@ -202,6 +204,42 @@ describe("the AI SDK UI message stream app", () => {
     const again = await app.fetch(chatPost({ id: "mine", messages: [user, answered] }));
     expect(again.status).toBe(409);
     expect(((await again.json()) as { error: { code: string } }).error.code).toBe("run.decision");
+  });
+
+  it("sends keep-alive comments while a tool works, which the client's parser skips", async () => {
+    const gate = deferred();
+    const slow = defineTool({
+      name: "slow",
+      description: "Waits until the test lets it finish",
+      inputSchema: z.object({}),
+      execute: async () => {
+        await gate.promise;
+        return "ok";
+      },
+    });
+    runtime = await chatRuntime(
+      [{ toolCalls: [{ id: "s1", name: "slow", arguments: {} }] }, { text: "fine" }],
+      [slow],
+    );
+    const app = createUiMessageStreamApp(runtime, { agentId: "a", keepAliveMs: 1 });
+    const response = await app.fetch(chatPost({ id: "k", messages: [userMessage("go")] }));
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while (!text.includes(": keep-alive\n\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("the stream ended before a keep-alive");
+      text += decoder.decode(value, { stream: true });
+    }
+    gate.resolve();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    const chunks = await readChunks(new Response(text));
+    expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "stop" });
+    expect((await messageOf(chunks)).errors).toEqual([]);
   });
 
   it("answers malformed requests with a 4xx and a JSON error", async () => {

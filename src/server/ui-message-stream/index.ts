@@ -5,7 +5,12 @@ export {
   type UiMessageChunk,
   type UiMessageProfile,
 } from "./ui-message-chunk.js";
-export { UI_MESSAGE_STREAM_HEADERS, uiMessageFrame, uiMessageStreamResponse } from "./ui-message-sse.js";
+export {
+  UI_MESSAGE_STREAM_HEADERS,
+  type UiMessageStreamResponseOptions,
+  uiMessageFrame,
+  uiMessageStreamResponse,
+} from "./ui-message-sse.js";
 export { createUiMessageStreamApp, type UiMessageStreamAppOptions } from "./ui-message-stream-app.js";
 export {
   approvalIdOf,

@@ -20,19 +20,42 @@ export function uiMessageFrame(chunk: UiMessageChunk): string {
   return `data: ${JSON.stringify(chunk)}\n\n`;
 }
 
+/** A comment frame: the client's parser skips it; proxies see bytes and keep an idle stream open. */
+const KEEP_ALIVE_FRAME = encoder.encode(": keep-alive\n\n");
+
+export interface UiMessageStreamResponseOptions {
+  headers?: Record<string, string>;
+  /** While no chunk comes for this long (a slow tool, a long model call), send a comment frame; 0 sends none. */
+  keepAliveMs?: number;
+}
+
 /**
  * A response that streams `chunks` as SSE frames and ends with `data: [DONE]`. Chunks are pulled as the client
- * reads, so a slow client never makes the server buffer more than a frame; a client that leaves stops the
- * iteration (`return()`), which detaches from the run without stopping it.
+ * reads, so a slow client never makes the server buffer more than a frame (keep-alive frames are sent only into
+ * an empty queue); a client that leaves stops the iteration (`return()`), which detaches from the run without
+ * stopping it.
  */
 export function uiMessageStreamResponse(
   chunks: AsyncIterable<UiMessageChunk>,
-  init: { headers?: Record<string, string> } = {},
+  options: UiMessageStreamResponseOptions = {},
 ): Response {
   const iterator = chunks[Symbol.asyncIterator]();
+  const keepAliveMs = options.keepAliveMs ?? 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const next = await iterator.next();
+      const pending = iterator.next();
+      const timer =
+        keepAliveMs > 0
+          ? setInterval(() => {
+              if ((controller.desiredSize ?? 0) > 0) controller.enqueue(KEEP_ALIVE_FRAME);
+            }, keepAliveMs)
+          : undefined;
+      let next: IteratorResult<UiMessageChunk>;
+      try {
+        next = await pending;
+      } finally {
+        clearInterval(timer);
+      }
       if (next.done === true) {
         controller.enqueue(DONE_FRAME);
         controller.close();
@@ -44,5 +67,5 @@ export function uiMessageStreamResponse(
       await iterator.return?.();
     },
   });
-  return new Response(body, { status: 200, headers: { ...UI_MESSAGE_STREAM_HEADERS, ...init.headers } });
+  return new Response(body, { status: 200, headers: { ...UI_MESSAGE_STREAM_HEADERS, ...options.headers } });
 }

@@ -25,6 +25,8 @@ export interface UiMessageStreamAppOptions {
   agentId?: string;
   /** The AI SDK major of the clients; `v6` by default, and a request may ask for another with `?profile=v5`. */
   profile?: UiMessageProfile;
+  /** A comment frame after this long without a chunk, so proxies keep a quiet stream open; 15 s by default, 0 for none. */
+  keepAliveMs?: number;
 }
 
 /**
@@ -39,6 +41,7 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
   const app = new Hono();
   /** Each chat's latest run started here: what a resume GET re-attaches to while it runs. */
   const chatRuns = new Map<string, string>();
+  const streamOptions = { keepAliveMs: options.keepAliveMs ?? 15_000 };
   // Kept while the run goes on, whoever reads it, so the map holds only runs in flight.
   const remember = (chatId: string, runId: string): void => {
     const live = runtime.liveRun(runId);
@@ -57,9 +60,9 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
     const request = parseChatRequest(await jsonBody(c));
     const chunks = await streamFor(runtime, request, agentId);
     const first = await firstChunk(chunks);
-    if (first === undefined) return uiMessageStreamResponse(emptyChunks(), {});
+    if (first === undefined) return uiMessageStreamResponse(emptyChunks(), streamOptions);
     remember(request.id, first.runId);
-    return uiMessageStreamResponse(toUiMessageChunks(prepend(first, chunks), { profile }));
+    return uiMessageStreamResponse(toUiMessageChunks(prepend(first, chunks), { profile }), streamOptions);
   };
 
   const resume = async (c: Context, agentId: string | undefined): Promise<Response> => {
@@ -67,7 +70,7 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
     const chatId = c.req.param("chatId") ?? "";
     const runId = await runningRunOf(runtime, chatRuns, { chatId, agentId });
     if (runId === undefined) return c.body(null, 204);
-    return uiMessageStreamResponse(toUiMessageChunks(runtime.attach(runId), { profile }));
+    return uiMessageStreamResponse(toUiMessageChunks(runtime.attach(runId), { profile }), streamOptions);
   };
 
   app.post("/chat", (c) => chat(c, options.agentId));
