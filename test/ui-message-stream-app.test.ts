@@ -114,6 +114,19 @@ describe("the AI SDK UI message stream app", () => {
     expect(errors).toEqual(["the model broke"]);
   });
 
+  it("shows a failed run's error as the app's errorText makes it", async () => {
+    runtime = await chatRuntime([{ error: { type: "response", message: "internal host db-7 refused" } }]);
+    const app = createUiMessageStreamApp(runtime, {
+      agentId: "a",
+      errorText: ({ code }) => `Something went wrong (${code})`,
+    });
+    const chunks = await readChunks(
+      await app.fetch(chatPost({ id: "masked", messages: [userMessage("hi")] })),
+    );
+    expect(chunks).toContainEqual({ type: "error", errorText: "Something went wrong (llm.response)" });
+    expect(JSON.stringify(chunks)).not.toContain("db-7");
+  });
+
   it("asks for approval, and the follow-up POST's approval runs the call and finishes the same message", async () => {
     runtime = await chatRuntime([
       { toolCalls: [{ id: "w1", name: "wipe", arguments: { path: "/x" } }] },

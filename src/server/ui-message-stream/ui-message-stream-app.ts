@@ -18,7 +18,7 @@ import {
 } from "./chat-request.js";
 import { UI_MESSAGE_PROFILES, type UiMessageProfile } from "./ui-message-chunk.js";
 import { uiMessageStreamResponse } from "./ui-message-sse.js";
-import { toUiMessageChunks } from "./ui-message-translator.js";
+import { toUiMessageChunks, type UiMessageTranslatorOptions } from "./ui-message-translator.js";
 
 export interface UiMessageStreamAppOptions {
   /** The agent `POST /chat` talks to; without it only `POST /:agentId/chat` serves. */
@@ -27,6 +27,8 @@ export interface UiMessageStreamAppOptions {
   profile?: UiMessageProfile;
   /** A comment frame after this long without a chunk, so proxies keep a quiet stream open; 15 s by default, 0 for none. */
   keepAliveMs?: number;
+  /** The text a failed run shows in the chat; Keel's own (redacted) error message by default. */
+  errorText?: UiMessageTranslatorOptions["errorText"];
 }
 
 /**
@@ -42,6 +44,8 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
   /** Each chat's latest run started here: what a resume GET re-attaches to while it runs. */
   const chatRuns = new Map<string, string>();
   const streamOptions = { keepAliveMs: options.keepAliveMs ?? 15_000 };
+  const translation = (profile: UiMessageProfile): UiMessageTranslatorOptions =>
+    options.errorText === undefined ? { profile } : { profile, errorText: options.errorText };
   // Kept while the run goes on, whoever reads it, so the map holds only runs in flight.
   const remember = (chatId: string, runId: string): void => {
     const live = runtime.liveRun(runId);
@@ -62,7 +66,10 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
     const first = await firstChunk(chunks);
     if (first === undefined) return uiMessageStreamResponse(emptyChunks(), streamOptions);
     remember(request.id, first.runId);
-    return uiMessageStreamResponse(toUiMessageChunks(prepend(first, chunks), { profile }), streamOptions);
+    return uiMessageStreamResponse(
+      toUiMessageChunks(prepend(first, chunks), translation(profile)),
+      streamOptions,
+    );
   };
 
   const resume = async (c: Context, agentId: string | undefined): Promise<Response> => {
@@ -70,7 +77,10 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
     const chatId = c.req.param("chatId") ?? "";
     const runId = await runningRunOf(runtime, chatRuns, { chatId, agentId });
     if (runId === undefined) return c.body(null, 204);
-    return uiMessageStreamResponse(toUiMessageChunks(runtime.attach(runId), { profile }), streamOptions);
+    return uiMessageStreamResponse(
+      toUiMessageChunks(runtime.attach(runId), translation(profile)),
+      streamOptions,
+    );
   };
 
   app.post("/chat", (c) => chat(c, options.agentId));

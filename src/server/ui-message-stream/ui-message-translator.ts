@@ -10,6 +10,12 @@ export interface UiMessageTranslatorOptions {
    * in the same client message, as the client expects of an approval round trip.
    */
   messageId?: string;
+  /**
+   * The text the client shows for a failed run. Keel's error messages are written for users and have secrets
+   * redacted, so by default they are sent as they are; give this to send less (the AI SDK's own servers send
+   * "An error occurred.").
+   */
+  errorText?: (error: { message: string; code?: string | undefined }) => string;
 }
 
 /** The prefix of an approval id: the run and the call it approves travel with it, so no server state is needed. */
@@ -48,6 +54,7 @@ const FINISH_REASONS: Record<StopReason, UiFinishReason> = {
 export class UiMessageTranslator {
   private readonly profile: UiMessageProfile;
   private readonly messageId: string | undefined;
+  private readonly errorText: (error: { message: string; code?: string | undefined }) => string;
   private text: string | undefined;
   private reasoning: string | undefined;
   private inStep = false;
@@ -67,6 +74,7 @@ export class UiMessageTranslator {
   constructor(options: UiMessageTranslatorOptions = {}) {
     this.profile = options.profile ?? "v6";
     this.messageId = options.messageId;
+    this.errorText = options.errorText ?? ((error) => error.message);
   }
 
   /** The UI chunks for one Keel chunk; often none. */
@@ -148,7 +156,10 @@ export class UiMessageTranslator {
         break;
       case "run.failed":
         this.closeParts(out);
-        out.push({ type: "error", errorText: chunk.payload.error });
+        out.push({
+          type: "error",
+          errorText: this.errorText({ message: chunk.payload.error, code: chunk.payload.errorDetails?.code }),
+        });
         break;
       case "run.cancelled":
         this.closeStep(out);
@@ -177,7 +188,12 @@ export class UiMessageTranslator {
         this.inMessage = true;
       }
       this.closeParts(out);
-      out.push({ type: "error", errorText: error instanceof Error ? error.message : String(error) });
+      const message = error instanceof Error ? error.message : String(error);
+      const code = (error as { code?: unknown } | null)?.code;
+      out.push({
+        type: "error",
+        errorText: this.errorText({ message, code: typeof code === "string" ? code : undefined }),
+      });
     }
     if (this.inMessage) {
       this.closeStep(out);
@@ -205,7 +221,9 @@ export class UiMessageTranslator {
         ...this.run,
         runId: result.runId,
         stopReason: result.stopReason,
-        ...(result.error === undefined ? {} : { error: result.error }),
+        ...(result.error === undefined
+          ? {}
+          : { error: this.errorText({ message: result.error, code: result.errorDetails?.code }) }),
       },
     });
     if (result.stopReason === "cancelled") {
