@@ -255,6 +255,33 @@ describe("the AI SDK UI message stream app", () => {
     expect((await messageOf(chunks)).errors).toEqual([]);
   });
 
+  it("keys sessions by what the app's sessionId makes of a chat id, so tenants never share a chat", async () => {
+    runtime = await chatRuntime([
+      { toolCalls: [{ id: "w1", name: "wipe", arguments: { path: "/x" } }] },
+      { text: "done" },
+    ]);
+    const app = createUiMessageStreamApp(runtime, {
+      agentId: "a",
+      sessionId: (chatId, c) => `${c.req.header("x-tenant") ?? "anonymous"}/${chatId}`,
+    });
+    const as = (tenant: string, request: Request) => {
+      request.headers.set("x-tenant", tenant);
+      return app.fetch(request);
+    };
+    const user = userMessage("wipe");
+    const asked = await messageOf(
+      await readChunks(await as("alice", chatPost({ id: "shared", messages: [user] }))),
+    );
+    expect((await runtime.listRuns({ sessionId: "alice/shared" })).length).toBe(1);
+    const answered = answerApproval(asked.message, {
+      id: toolParts(asked.message)[0]!.approval!.id,
+      approved: true,
+    });
+    expect((await as("bob", chatPost({ id: "shared", messages: [user, answered] }))).status).toBe(404);
+    const rest = await readChunks(await as("alice", chatPost({ id: "shared", messages: [user, answered] })));
+    expect(rest.at(-1)).toEqual({ type: "finish", finishReason: "stop" });
+  });
+
   it("answers malformed requests with a 4xx and a JSON error", async () => {
     runtime = await chatRuntime([]);
     const app = createUiMessageStreamApp(runtime);

@@ -29,6 +29,11 @@ export interface UiMessageStreamAppOptions {
   keepAliveMs?: number;
   /** The text a failed run shows in the chat; Keel's own (redacted) error message by default. */
   errorText?: UiMessageTranslatorOptions["errorText"];
+  /**
+   * The Keel session of a chat; the chat id by default. A server with tenants (auth) keys it by the tenant too,
+   * so one tenant's chat id never reaches another's session, run or stream.
+   */
+  sessionId?: (chatId: string, c: Context) => string;
 }
 
 /**
@@ -43,6 +48,7 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
   const app = new Hono();
   /** Each chat's latest run started here: what a resume GET re-attaches to while it runs. */
   const chatRuns = new Map<string, string>();
+  const sessionOf = options.sessionId ?? ((chatId: string) => chatId);
   const streamOptions = { keepAliveMs: options.keepAliveMs ?? 15_000 };
   const translation = (profile: UiMessageProfile): UiMessageTranslatorOptions =>
     options.errorText === undefined ? { profile } : { profile, errorText: options.errorText };
@@ -61,7 +67,8 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
     const profile = profileOf(c, options);
     if (agentId === undefined) throw noAgent();
     if (runtime.getAgentInfo(agentId) === null) throw unknownAgent(agentId);
-    const request = parseChatRequest(await jsonBody(c));
+    const parsed = parseChatRequest(await jsonBody(c));
+    const request = { ...parsed, id: sessionOf(parsed.id, c) };
     const chunks = await streamFor(runtime, request, agentId);
     const first = await firstChunk(chunks);
     if (first === undefined) return uiMessageStreamResponse(emptyChunks(), streamOptions);
@@ -74,7 +81,7 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
 
   const resume = async (c: Context, agentId: string | undefined): Promise<Response> => {
     const profile = profileOf(c, options);
-    const chatId = c.req.param("chatId") ?? "";
+    const chatId = sessionOf(c.req.param("chatId") ?? "", c);
     const runId = await runningRunOf(runtime, chatRuns, { chatId, agentId });
     if (runId === undefined) return c.body(null, 204);
     return uiMessageStreamResponse(
