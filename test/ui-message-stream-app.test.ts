@@ -190,6 +190,40 @@ describe("the AI SDK UI message stream app", () => {
     expect(textOf(done.message)).toBe("ok, not wiping");
   });
 
+  it("decides every answered approval of a step in one POST: one approved, one denied", async () => {
+    runtime = await chatRuntime([
+      {
+        toolCalls: [
+          { id: "w1", name: "wipe", arguments: { path: "/a" } },
+          { id: "w2", name: "wipe", arguments: { path: "/b" } },
+        ],
+      },
+      { text: "one wiped" },
+    ]);
+    const app = createUiMessageStreamApp(runtime, { agentId: "a" });
+    const user = userMessage("wipe both");
+    const asked = await messageOf(
+      await readChunks(await app.fetch(chatPost({ id: "two", messages: [user] }))),
+    );
+    const [first, second] = toolParts(asked.message);
+    expect([first?.state, second?.state]).toEqual(["approval-requested", "approval-requested"]);
+    const answered = answerApproval(
+      answerApproval(asked.message, { id: first!.approval!.id, approved: true }),
+      {
+        id: second!.approval!.id,
+        approved: false,
+      },
+    );
+    const rest = await readChunks(await app.fetch(chatPost({ id: "two", messages: [user, answered] })));
+    const done = await messageOf(rest, answered);
+    expect(done.errors).toEqual([]);
+    expect(toolParts(done.message).map((part) => [part.toolCallId, part.state])).toEqual([
+      ["w1", "output-available"],
+      ["w2", "output-denied"],
+    ]);
+    expect(textOf(done.message)).toBe("one wiped");
+  });
+
   it("refuses an approval for another chat's run as unknown, and a repeated answer as a conflict", async () => {
     runtime = await chatRuntime([
       { toolCalls: [{ id: "w1", name: "wipe", arguments: { path: "/x" } }] },
