@@ -6,7 +6,12 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type UIMessage,
 } from "ai";
-import { DefaultChatTransport as DefaultChatTransportV5 } from "ai5";
+import {
+  AbstractChat as AbstractChatV5,
+  DefaultChatTransport as DefaultChatTransportV5,
+  lastAssistantMessageIsCompleteWithToolCalls,
+  type UIMessage as UIMessageV5,
+} from "ai5";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool, type Runtime } from "../src/index.js";
@@ -64,6 +69,9 @@ async function settled(chat: NodeChat, until: () => boolean): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+/** The same for an AI SDK 5 page. */
+class NodeChatV5 extends AbstractChatV5<UIMessageV5> {}
 
 describe("useChat against the app", () => {
   it("sends a message, is asked for approval, approves, and the run completes in the same message", async () => {
@@ -253,5 +261,46 @@ describe("useChat against the app", () => {
     );
     expect(rest).toContainEqual({ type: "tool-output-available", toolCallId: "w1", output: "wiped /y" });
     expect((await runtime.listRuns({ sessionId: "v5" })).map((run) => run.stopReason)).toEqual(["completed"]);
+  });
+
+  it("lets an AI SDK 5 chat answer the waiting call with addToolResult and send automatically", async () => {
+    runtime = await chatRuntime([
+      { toolCalls: [{ id: "w1", name: "wipe", arguments: { path: "/v5" } }] },
+      { text: "v5 done" },
+    ]);
+    const app = createUiMessageStreamApp(runtime, { agentId: "a", profile: "v5" });
+    const chat = new NodeChatV5({
+      id: "chat-v5",
+      state: new PlainChatState() as never,
+      transport: new DefaultChatTransportV5({
+        api: "http://keel.test/chat",
+        fetch: (input, init) => Promise.resolve(app.fetch(new Request(input as string, init))),
+      }),
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+    });
+    await chat.sendMessage({ text: "wipe /v5" });
+    expect(chat.error).toBeUndefined();
+    const waiting = chat.messages.at(-1)!.parts.find((part) => part.type === "tool-wipe") as ToolPart & {
+      toolCallId: string;
+    };
+    expect(waiting.state).toBe("input-available");
+
+    await chat.addToolResult({
+      tool: "wipe",
+      toolCallId: waiting.toolCallId,
+      output: { approved: true },
+    } as never);
+    const wiped = () =>
+      chat.messages
+        .at(-1)!
+        .parts.some((part) => part.type === "text" && (part as { text: string }).text === "v5 done");
+    for (let turn = 0; turn < 500 && !(chat.status === "ready" && wiped()); turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(chat.error).toBeUndefined();
+    expect(wiped()).toBe(true);
+    expect((await runtime.listRuns({ sessionId: "chat-v5" })).map((run) => run.stopReason)).toEqual([
+      "completed",
+    ]);
   });
 });
