@@ -195,6 +195,7 @@ describe("public API", () => {
       "createAgUiApp",
       "createKeelApp",
       "createKeelHandler",
+      "createUiMessageStreamApp",
       "serveKeel",
     ]);
   });

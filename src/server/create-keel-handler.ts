@@ -6,6 +6,10 @@ import { type AgUiAppOptions, type AgUiScope, createAgUiApp } from "./ag-ui/crea
 import { runsRoutes, type ServerEnv } from "./runs-routes.js";
 import { errorResponse, ServerRequestError } from "./server-error.js";
 import { clientSessionId, ownsRun, storedSessionId, type Tenant, tenantOf } from "./tenancy.js";
+import {
+  createUiMessageStreamApp,
+  type UiMessageStreamAppOptions,
+} from "./ui-message-stream/ui-message-stream-app.js";
 
 export interface KeelHandlerOptions {
   /**
@@ -36,6 +40,12 @@ export interface KeelHandlerOptions {
    * threads and runs the caller's tenant's only. `false` leaves it out. Default: on, profile 0.0.59.
    */
   agUi?: false | Omit<AgUiAppOptions, "scope">;
+  /**
+   * The AI SDK UI message stream at `/ui` (`POST /ui/:agentId/chat` for `useChat`'s `DefaultChatTransport`,
+   * `GET /ui/:agentId/chat/:chatId/stream` to re-attach), each chat the caller's tenant's session. `false` leaves
+   * it out. Default: on, profile v6.
+   */
+  uiMessageStream?: false | Omit<UiMessageStreamAppOptions, "sessionId">;
 }
 
 /**
@@ -90,6 +100,10 @@ export function createKeelApp(runtime: Runtime, options: KeelHandlerOptions = {}
   );
   if (options.agUi !== false)
     api.route("/ag-ui", createAgUiApp(runtime, { ...options.agUi, scope: TENANT_SCOPE }));
+  if (options.uiMessageStream !== false) {
+    const sessionId = (chatId: string, c: Context) => storedSessionId(tenantIn(c), chatId);
+    api.route("/ui", createUiMessageStreamApp(runtime, { ...options.uiMessageStream, sessionId }));
+  }
   for (const [path, sub] of Object.entries(options.mount ?? {})) api.route(path, sub);
   app.route(normalizeBasePath(options.basePath), api);
   return app;

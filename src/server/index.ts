@@ -14,3 +14,8 @@ export {
 export { type KeelServer, type ServeKeelOptions, serveKeel } from "./serve-keel.js";
 export { ServerRequestError } from "./server-error.js";
 export type { Tenant } from "./tenancy.js";
+export type { UiMessageProfile } from "./ui-message-stream/ui-message-chunk.js";
+export {
+  createUiMessageStreamApp,
+  type UiMessageStreamAppOptions,
+} from "./ui-message-stream/ui-message-stream-app.js";
