@@ -78,6 +78,17 @@ describe("the server's AG-UI endpoint", () => {
     );
     expect(events.at(-1)).toMatchObject({ type: "RUN_FINISHED" });
     expect(await runtime.getRun(keelRunId)).toMatchObject({ status: "done" });
+    // The same answer again finds the run no longer waiting: a conflict, and nothing changes.
+    const again = await handler(
+      new Request("http://keel.test/ag-ui/a", {
+        method: "POST",
+        headers: { authorization: "Bearer token-a", "content-type": "application/json" },
+        body: JSON.stringify(resume),
+      }),
+    );
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ error: { hint: expect.any(String) } });
+    expect(await runtime.getRun(keelRunId)).toMatchObject({ status: "done" });
     await runtime.close();
   });
 
