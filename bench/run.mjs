@@ -9,6 +9,7 @@ import { s3ParkedRuns } from "./scenarios/s3-parked-runs.mjs";
 import { s3SuspendedRuns } from "./scenarios/s3-suspended-runs.mjs";
 import { s4CheckpointCost } from "./scenarios/s4-checkpoint-cost.mjs";
 import { s5HistoryScaling } from "./scenarios/s5-history-scaling.mjs";
+import { s6Server } from "./scenarios/s6-server.mjs";
 import { t1ToolCalls } from "./scenarios/t1-tool-calls.mjs";
 
 const SCENARIOS = {
@@ -18,6 +19,7 @@ const SCENARIOS = {
   S3S: s3SuspendedRuns,
   S4: s4CheckpointCost,
   S5: s5HistoryScaling,
+  S6: s6Server,
   T1: t1ToolCalls,
 };
 
