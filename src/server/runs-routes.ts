@@ -67,7 +67,11 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
     const record = await ownedRun(runtime, tenant, c.req.param("runId"));
     const chunks = runtime.attach(record.runId, { afterSequence });
     return new Response(
-      sseRunStream(chunks as AsyncIterator<SseChunk>, { ...sse, present: presenter(tenant) }),
+      sseRunStream(chunks as AsyncIterator<SseChunk>, {
+        ...sse,
+        present: presenter(tenant),
+        presentKey: tenant.prefix,
+      }),
       {
         headers: SSE_HEADERS,
       },
@@ -91,6 +95,7 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
         sseRunStream(prepend(first, chunks) as AsyncIterator<SseChunk>, {
           ...sse,
           present: presenter(tenant),
+          presentKey: tenant.prefix,
         }),
         { headers: SSE_HEADERS },
       );
