@@ -1,5 +1,5 @@
 import type { RunRecord } from "../contracts/run-types.js";
-import type { RuntimeEvent } from "../contracts/runtime-event.js";
+import { RuntimeEvent } from "../contracts/runtime-event.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError } from "../errors/keel-error.js";
 import { SESSION_SCHEMA_VERSION, type SessionCheckpoint } from "./session-manager.js";
@@ -47,5 +47,40 @@ export function checkTranscriptIndex(runId: string, fromIndex: number, storedLen
       hint: "Write a run's messages from an index at or below the stored length (a checkpoint's transcriptLength)",
       context: { runId },
     },
+  );
+}
+
+/** A run event as the SQL stores keep it in a row's body; its sequence is a column of the row. */
+export interface StoredEvent {
+  kind: string;
+  runId: string;
+  sessionId: string;
+  agentId: string;
+  timestampMs: number;
+  payload: Record<string, unknown>;
+}
+
+/** An event's stored body. */
+export function storedEventOf(event: RuntimeEvent): StoredEvent {
+  return {
+    kind: event.kind,
+    runId: event.runId,
+    sessionId: event.sessionId,
+    agentId: event.agentId,
+    timestampMs: event.timestampMs,
+    payload: event.payload,
+  };
+}
+
+/** An event read back from its stored body and its row's sequence. */
+export function eventOfStored(body: StoredEvent, sequence: number): RuntimeEvent {
+  return new RuntimeEvent(
+    body.kind,
+    body.payload,
+    body.timestampMs,
+    body.runId,
+    body.sessionId,
+    body.agentId,
+    sequence,
   );
 }

@@ -2,7 +2,7 @@
 import type { Pool, QueryResultRow } from "pg";
 import type { Message } from "../../contracts/message.js";
 import type { RunRecord, RunStatus } from "../../contracts/run-types.js";
-import { RuntimeEvent } from "../../contracts/runtime-event.js";
+import type { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { enterSessionScope } from "../../sessions/enter-session-scope.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
@@ -16,7 +16,12 @@ import {
   type SessionScope,
   type SessionScopeOptions,
 } from "../../sessions/session-manager.js";
-import { checkTranscriptIndex, stampCheckpoint } from "../../sessions/session-records.js";
+import {
+  checkTranscriptIndex,
+  eventOfStored,
+  type StoredEvent,
+  stampCheckpoint,
+} from "../../sessions/session-records.js";
 import { transcriptBound } from "../../sessions/transcript-bound.js";
 import { checkSchemaVersion } from "./check-schema-version.js";
 import { holdSessionScope, type SessionScopeStore } from "./hold-session-scope.js";
@@ -322,15 +327,7 @@ export class PostgresSessionManager implements SessionManager, CheckpointCommitt
     );
     return rows.map(({ sequence, body, schema_version }) => {
       this.checkVersion(schema_version, "run_events", `${runId}#${sequence}`);
-      return new RuntimeEvent(
-        body.kind,
-        body.payload,
-        body.timestampMs,
-        body.runId,
-        body.sessionId,
-        body.agentId,
-        sequence,
-      );
+      return eventOfStored(body, sequence);
     });
   }
 
@@ -475,13 +472,4 @@ function eventsJson(events: readonly RuntimeEvent[]): string {
 /** A transcript index for the functions' bigint: one it cannot take is refused the same way, as -1 writes nothing. */
 function functionIndex(fromIndex: number): number {
   return Number.isSafeInteger(fromIndex) ? fromIndex : -1;
-}
-
-interface StoredEvent {
-  kind: string;
-  runId: string;
-  sessionId: string;
-  agentId: string;
-  timestampMs: number;
-  payload: Record<string, unknown>;
 }

@@ -1,21 +1,11 @@
 // How a run's events and transcript are laid out in SQLite rows. These run inside the caller's transaction.
-import { RuntimeEvent } from "../../contracts/runtime-event.js";
+import type { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { SESSION_SCHEMA_VERSION } from "../../sessions/session-manager.js";
-import { checkTranscriptIndex } from "../../sessions/session-records.js";
+import { checkTranscriptIndex, storedEventOf } from "../../sessions/session-records.js";
 import type { SqliteStatement } from "./open-sqlite-database.js";
 
 /** A cached prepared statement for a SQL text. */
 export type PrepareStatement = (sql: string) => SqliteStatement;
-
-/** A run event as stored in `run_events.body`; the sequence is its own column. */
-export interface StoredEvent {
-  kind: string;
-  runId: string;
-  sessionId: string;
-  agentId: string;
-  timestampMs: number;
-  payload: Record<string, unknown>;
-}
 
 /** Insert events, skipping sequences already stored (a retried batch is harmless). */
 export function insertRunEvents(
@@ -28,29 +18,9 @@ export function insertRunEvents(
     "INSERT OR IGNORE INTO run_events (run_id, sequence, body, schema_version) VALUES (?, ?, ?, ?)",
   );
   for (const event of events) {
-    const body: StoredEvent = {
-      kind: event.kind,
-      runId: event.runId,
-      sessionId: event.sessionId,
-      agentId: event.agentId,
-      timestampMs: event.timestampMs,
-      payload: event.payload,
-    };
+    const body = storedEventOf(event);
     insert.run(runId, event.sequence, JSON.stringify(body), SESSION_SCHEMA_VERSION);
   }
-}
-
-/** An event read back from its row. */
-export function eventOfRow(body: StoredEvent, sequence: number): RuntimeEvent {
-  return new RuntimeEvent(
-    body.kind,
-    body.payload,
-    body.timestampMs,
-    body.runId,
-    body.sessionId,
-    body.agentId,
-    sequence,
-  );
 }
 
 /**

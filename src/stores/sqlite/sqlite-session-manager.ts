@@ -19,7 +19,7 @@ import {
   type SessionScope,
   type SessionScopeOptions,
 } from "../../sessions/session-manager.js";
-import { stampCheckpoint } from "../../sessions/session-records.js";
+import { eventOfStored, type StoredEvent, stampCheckpoint } from "../../sessions/session-records.js";
 import { transcriptBound } from "../../sessions/transcript-bound.js";
 import { acquireSessionLockRow, makeLockOwner } from "./acquire-session-lock-row.js";
 import { checkSqliteRow, type SqliteRowLocation } from "./check-sqlite-row.js";
@@ -31,7 +31,7 @@ import {
   type SqliteStatement,
 } from "./open-sqlite-database.js";
 import { migrateSqlite } from "./sqlite-migrations.js";
-import { eventOfRow, insertRunEvents, type StoredEvent, writeRunMessages } from "./sqlite-run-rows.js";
+import { insertRunEvents, writeRunMessages } from "./sqlite-run-rows.js";
 import { isSqliteBusy, toSqliteStoreError } from "./to-sqlite-store-error.js";
 
 /** SQLite `PRAGMA synchronous` levels. */
@@ -388,7 +388,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
             table: "run_events",
             key: `${runId}#${sequence}`,
           });
-          return eventOfRow(body, sequence);
+          return eventOfStored(body, sequence);
         }),
     );
   }
