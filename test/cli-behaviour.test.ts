@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { waitFor } from "./support/child-processes.js";
+import { PLAIN_TOOLS_PRELUDE } from "./support/cli-harness.js";
 import { keel, startKeel, useBuiltCli } from "./support/cli-process.js";
 
 /**
@@ -19,21 +20,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 // timer for ten minutes, and `stubborn` will not be interrupted.
 writeFileSync(
   join(dir, "tools.mjs"),
-  `
-const spec = {
-  concurrencySafe: false, interruptBehavior: "cancel", sideEffects: "unknown", approvalMode: "inherit",
-  defaultTimeoutMs: null, readsFiles: false, writesFiles: false, supportsStreaming: false,
-};
-function tool(name, invoke, extra = {}) {
-  return {
-    name,
-    description: "The " + name + " tool",
-    schema() { return { type: "object", properties: {} }; },
-    executionSpec() { return { ...spec, ...extra }; },
-    invoke,
-  };
-}
-const tenMinutes = () => new Promise((resolve) => setTimeout(() => resolve("late"), 600_000));
+  `${PLAIN_TOOLS_PRELUDE}const tenMinutes = () => new Promise((resolve) => setTimeout(() => resolve("late"), 600_000));
 export const hang = tool("hang", () => new Promise(() => {}));
 export const slow = tool("slow", tenMinutes);
 export const stubborn = tool("stubborn", tenMinutes, { interruptBehavior: "block" });

@@ -7,8 +7,11 @@ import { type CliIO, main } from "../../src/cli/cli.js";
 
 /** The `keel` command line run in-process against config files in a temp dir (src/cli/*.test.ts). */
 
-// Plain objects with the Tool members, so these tests need no build of the package.
-const TOOLS_MODULE = `
+/**
+ * The head of a tools module whose tools are plain objects with the Tool members, so tests need no build of
+ * the package: `tool(name, invoke, extraSpec?)`.
+ */
+export const PLAIN_TOOLS_PRELUDE = `
 const spec = {
   concurrencySafe: false, interruptBehavior: "cancel", sideEffects: "unknown", approvalMode: "inherit",
   defaultTimeoutMs: null, readsFiles: false, writesFiles: false, supportsStreaming: false,
@@ -22,7 +25,9 @@ function tool(name, invoke, extra = {}) {
     invoke,
   };
 }
-export const add = tool("add", ({ a, b }) => a + b);
+`;
+
+const TOOLS_MODULE = `${PLAIN_TOOLS_PRELUDE}export const add = tool("add", ({ a, b }) => a + b);
 export const boom = tool("boom", () => { throw new Error("kaboom"); });
 export const shout = tool("shout", ({ text }) => text.repeat(100));
 export const guarded = tool("guarded", ({ a }) => a, { approvalMode: "always" });
