@@ -5,8 +5,9 @@ import { serve } from "@hono/node-server";
 import { HttpAgent } from "ag-ui-client-0059";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defineTool, type Runtime } from "../src/index.js";
+import { defineTool, type Runtime, SuspendToolCall } from "../src/index.js";
 import { type KeelServer, serveKeel } from "../src/server/index.js";
+import type { ScriptStep } from "../src/testing/index.js";
 import { runtimeWith, toolCall } from "./support/harness.js";
 
 // CopilotKit reports usage over the network unless told not to; the imports below would start it.
@@ -25,6 +26,15 @@ const deleteFile = defineTool({
   execute: ({ path }) => `deleted ${path}`,
 });
 
+/** Asks the person which city, and waits: the answer is the call's result. */
+const askCity = defineTool({
+  name: "ask_city",
+  description: "Asks the user for a city",
+  execute: () => {
+    throw new SuspendToolCall({ reason: "Which city?", responseSchema: { type: "string" } });
+  },
+});
+
 interface Stack {
   runtime: Runtime;
   keel: KeelServer;
@@ -34,14 +44,16 @@ interface Stack {
 }
 
 /** Keel on one port, and CopilotKit's runtime on another with Keel's AG-UI endpoint as its agent `keel`. */
-async function startStack(options: { answer?: string; token?: readonly string[] } = {}): Promise<Stack> {
+async function startStack(
+  options: { answer?: string; token?: readonly string[]; script?: ScriptStep[]; tools?: unknown[] } = {},
+): Promise<Stack> {
   const answer = options.answer ?? "notes.txt is gone.";
   const { runtime } = await runtimeWith(
-    [
+    options.script ?? [
       { text: "Deleting it.", toolCalls: [toolCall("delete_file", { path: "notes.txt" }, "call-1")] },
       { text: answer },
     ],
-    { tools: [deleteFile] },
+    { tools: options.tools ?? [deleteFile] },
   );
   const keel = await serveKeel(runtime, { port: 0, ...(options.token ? { token: options.token } : {}) });
   const copilot = new CopilotRuntime({ agents: { keel: new HttpAgent({ url: `${keel.url}/ag-ui/a` }) } });
@@ -194,6 +206,32 @@ describe("CopilotKit's runtime in front of Keel's AG-UI endpoint", () => {
       expect(last).toMatchObject({ role: "assistant", content: final });
     },
   );
+
+  it("takes the value a person gives with useInterrupt's resolve(value) as a question's answer", async () => {
+    stack = await startStack({
+      script: [{ toolCalls: [toolCall("ask_city", {}, "ask-1")] }, { text: "Booked for Paris." }],
+      tools: [askCity],
+    });
+    const agent = pageAgent(stack.copilotUrl, "thread-3");
+    agent.addMessage({ id: "u1", role: "user", content: "book a trip" });
+    await agent.runAgent();
+    const [interrupt] = agent.pendingInterrupts;
+    expect(interrupt).toMatchObject({ reason: "tool_input", message: "Which city?" });
+    const state = new ɵInterruptState();
+    state.setStandard([interrupt!]);
+    const decision = state.resolve("Paris");
+    if (decision.kind !== "resume") throw new Error(`useInterrupt would not resume: ${decision.kind}`);
+    const events: Event[] = [];
+    await agent.runAgent(
+      { resume: decision.resume },
+      { onEvent: ({ event }) => void events.push(event as Event) },
+    );
+    expect(events.find((event) => event.type === "TOOL_CALL_RESULT")).toMatchObject({
+      toolCallId: "ask-1",
+      content: "Paris",
+    });
+    expect(agent.messages.at(-1)).toMatchObject({ role: "assistant", content: "Booked for Paris." });
+  });
 
   it("passes the page's bearer token on to Keel: each token's interrupts stay its own", async () => {
     stack = await startStack({ token: ["token-a", "token-b"] });
