@@ -2,7 +2,7 @@ import * as client10 from "@ag-ui/client";
 import * as client0059 from "ag-ui-client-0059";
 import { from, lastValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
-import { defineTool, type Runtime } from "../src/index.js";
+import { defineTool, type Runtime, SuspendToolCall } from "../src/index.js";
 import { createAgUiApp } from "../src/server/ag-ui/index.js";
 import type { ScriptStep } from "../src/testing/index.js";
 import { addTool, runtimeWith, toolCall } from "./support/harness.js";
@@ -26,6 +26,15 @@ const gated = defineTool({
   description: "Needs a human's approval",
   approvalMode: "always",
   execute: ({ q }: { q?: number }) => `ran with ${q}`,
+});
+
+/** Asks the person which city, and waits for the answer: the answer is the call's result. */
+const askCity = defineTool({
+  name: "ask_city",
+  description: "Asks the user for a city",
+  execute: () => {
+    throw new SuspendToolCall({ reason: "Which city?", responseSchema: { type: "string" } });
+  },
 });
 
 async function agentFor(script: readonly ScriptStep[], tools: unknown[] = [addTool, gated]) {
@@ -197,6 +206,40 @@ describe.each(CLIENTS)("AG-UI with $name", ({ lib, profile }) => {
       result: "Understood, not running it",
     });
   });
+
+  it.each([
+    { shape: "the value itself", payload: "Paris", content: "Paris" },
+    { shape: "{ result }", payload: { result: "Oslo" }, content: "Oslo" },
+    { shape: "a boolean answer", payload: false, content: "false" },
+    { shape: "an object answer", payload: { city: "Rome" }, content: '{"city":"Rome"}' },
+  ])(
+    "answers a call that asks for a value with $shape in the resume's payload",
+    async ({ payload, content }) => {
+      const runtime = await agentFor(
+        [{ toolCalls: [toolCall("ask_city", {}, "c-ask")] }, { text: "Booked" }],
+        [askCity],
+      );
+      const agent = httpAgent(lib, runtime, profile);
+      agent.addMessage(userMessage("book a trip"));
+      await runOnce(lib, agent);
+      const [interrupt] = agent.pendingInterrupts;
+      expect(interrupt).toMatchObject({
+        reason: "tool_input",
+        message: "Which city?",
+        toolCallId: "c-ask",
+        responseSchema: { type: "string" },
+      });
+      const resumed = await runOnce(lib, agent, {
+        resume: [{ interruptId: interrupt!.id, status: "resolved", payload }],
+      });
+      expect(resumed.failures).toEqual([]);
+      expect(resumed.events.find((event) => event.type === "TOOL_CALL_RESULT")).toMatchObject({
+        toolCallId: "c-ask",
+        content,
+      });
+      expect(resumed.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", result: "Booked" });
+    },
+  );
 });
 
 describe("AG-UI endpoint", () => {

@@ -70,6 +70,57 @@ describe("serveKeel on a real socket", () => {
       await runtime.close();
     }
   });
+
+  it("answers a client that never finishes its request head with 408 and closes the connection", async () => {
+    const { runtime } = await runtimeWith([]);
+    const server = await serveKeel(runtime, { port: 0, headersTimeoutMs: 200, timeoutCheckIntervalMs: 50 });
+    try {
+      // A slow-loris client: the request line and one header, then nothing, the blank line never sent.
+      const answer = await rawRequest(
+        server.port,
+        `GET /agents HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n`,
+      );
+      expect(answer.startsWith("HTTP/1.1 408 Request Timeout\r\n")).toBe(true);
+      expect(statusAndBody(answer)).toMatchObject({
+        status: 408,
+        body: { error: { code: "request.timeout" } },
+      });
+      // The server still answers everyone else.
+      expect((await fetch(`${server.url}/agents`)).status).toBe(200);
+    } finally {
+      await server.close();
+      await runtime.close();
+    }
+  });
+
+  it("answers a client whose body never finishes arriving with 408 and closes the connection", async () => {
+    const { runtime } = await runtimeWith([]);
+    const server = await serveKeel(runtime, {
+      port: 0,
+      headersTimeoutMs: 100,
+      requestTimeoutMs: 300,
+      timeoutCheckIntervalMs: 50,
+    });
+    try {
+      const head = `POST /runs HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n`;
+      const answer = await rawRequest(server.port, `${head}{"agentId": "a",`);
+      expect(statusAndBody(answer)).toMatchObject({
+        status: 408,
+        body: { error: { code: "request.timeout" } },
+      });
+    } finally {
+      await server.close();
+      await runtime.close();
+    }
+  });
+
+  it("refuses a header timeout longer than the request timeout", async () => {
+    const { runtime } = await runtimeWith([]);
+    await expect(
+      serveKeel(runtime, { port: 0, headersTimeoutMs: 5000, requestTimeoutMs: 1000 }),
+    ).rejects.toBeInstanceOf(ConfigError);
+    await runtime.close();
+  });
 });
 
 describe("keel serve", () => {

@@ -61,6 +61,28 @@ describe("the server's UI message stream", () => {
     expect(rest.at(-1)).toEqual({ type: "finish", finishReason: "stop" });
   });
 
+  it("regenerates a chat's last answer inside its tenant; another tenant's chat of the same id has none", async () => {
+    let calls = 0;
+    runtime = await chatRuntime([
+      () => ({ text: `answer ${++calls}` }),
+      () => ({ text: `answer ${++calls}` }),
+    ]);
+    const handler = createKeelHandler(runtime, { token: ["token-a", "token-b"] });
+    const question = userMessage("q");
+    await readChunks(
+      await as(handler, "token-a", chatPost({ id: "shared", messages: [question] }, "/ui/a/chat")),
+    );
+    const regenerate = () =>
+      chatPost({ id: "shared", messages: [question], trigger: "regenerate-message" }, "/ui/a/chat");
+    expect((await as(handler, "token-b", regenerate())).status).toBe(409);
+    const again = await messageOf(await readChunks(await as(handler, "token-a", regenerate())));
+    expect(again.message.parts.filter((part) => part.type === "text")).toMatchObject([{ text: "answer 2" }]);
+    const sessions = (await runtime.listRuns()).map((run) => run.sessionId);
+    const tenantA = sessions[0]!.slice(0, sessions[0]!.indexOf("~") + 1);
+    expect(sessions).toHaveLength(2);
+    expect(sessions.every((session) => session.startsWith(tenantA))).toBe(true);
+  });
+
   it("can be left out", async () => {
     runtime = await chatRuntime([]);
     const handler = createKeelHandler(runtime, { uiMessageStream: false });

@@ -1,8 +1,12 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, type Runtime } from "../src/index.js";
+import { defineTool, Runtime } from "../src/index.js";
 import { createUiMessageStreamApp } from "../src/server/ui-message-stream/index.js";
+import { scriptedModel } from "../src/testing/index.js";
 import { deferred } from "./support/harness.js";
 import {
   answerApproval,
@@ -287,6 +291,55 @@ describe("the AI SDK UI message stream app", () => {
     const chunks = await readChunks(new Response(text));
     expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "stop" });
     expect((await messageOf(chunks)).errors).toEqual([]);
+  });
+
+  it("keeps a regenerated chat where it goes on across a restart on a SQLite store", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "keel-regenerate-"));
+    const seen: string[] = [];
+    const model = scriptedModel(
+      [
+        (request) => {
+          const said = request.messages.filter((message) => message.role === "assistant");
+          seen.push(said.map((message) => message.content).join(" | "));
+          return { text: `answer ${seen.length}` };
+        },
+      ],
+      { whenExhausted: "repeat-last" },
+    );
+    const open = () =>
+      Runtime.fromDict({
+        session: { type: "sqlite", config: { db_path: join(dir, "keel.db") } },
+        agents: [{ id: "a", name: "Agent A", llm: model }],
+      } as never);
+    try {
+      runtime = await open();
+      let app = createUiMessageStreamApp(runtime);
+      const first = userMessage("first", "u1");
+      const answer1 = (
+        await messageOf(
+          await readChunks(await app.fetch(chatPost({ id: "c", messages: [first] }, "/a/chat"))),
+        )
+      ).message;
+      await readChunks(
+        await app.fetch(
+          chatPost(
+            { id: "c", messages: [first], trigger: "regenerate-message", messageId: answer1.id },
+            "/a/chat",
+          ),
+        ),
+      );
+      await runtime.close();
+
+      runtime = await open();
+      app = createUiMessageStreamApp(runtime);
+      await readChunks(
+        await app.fetch(chatPost({ id: "c", messages: [first, userMessage("second", "u2")] }, "/a/chat")),
+      );
+      // The third call's history has the regenerated answer only.
+      expect(seen).toEqual(["", "", "answer 2"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("keys sessions by what the app's sessionId makes of a chat id, so tenants never share a chat", async () => {

@@ -14,7 +14,7 @@ import {
 } from "ai5";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, type Runtime } from "../src/index.js";
+import { defineTool, type Message, type Runtime } from "../src/index.js";
 import { createUiMessageStreamApp } from "../src/server/ui-message-stream/index.js";
 import { deferred } from "./support/harness.js";
 import { chatRuntime, messageOf, readChunks } from "./support/ui-message-client.js";
@@ -55,6 +55,33 @@ class NodeChat extends AbstractChat<UIMessage> {
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     });
   }
+}
+
+function plainText(message: Message): string {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  return content.map((part) => ("text" in part ? part.text : "")).join("");
+}
+
+const roleAndText = (message: UIMessage) =>
+  `${message.role}: ${message.parts.map((part) => (part.type === "text" ? part.text : "")).join("")}`;
+
+/** What `regenerate()` posts, written out: the messages up to the question, and the answer's id when named. */
+function regeneratePost(chatId: string, questions: readonly string[], messageId?: string): Request {
+  return new Request("http://keel.test/a/chat", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      id: chatId,
+      trigger: "regenerate-message",
+      ...(messageId === undefined ? {} : { messageId }),
+      messages: questions.map((text, at) => ({
+        id: `u${at}`,
+        role: "user",
+        parts: [{ type: "text", text }],
+      })),
+    }),
+  });
 }
 
 type ToolPart = { type: string; state: string; approval?: { id: string }; output?: unknown };
@@ -98,6 +125,81 @@ describe("useChat against the app", () => {
     expect(text.join("")).toBe("Wiped it.");
     const runs = await runtime.listRuns({ sessionId: "chat-uc" });
     expect(runs.map((run) => [run.status, run.stopReason])).toEqual([["done", "completed"]]);
+  });
+
+  it("regenerates the last answer: the run starts again from the transcript before it", async () => {
+    const seen: string[][] = [];
+    // The scripted model picks its turn by the transcript's assistant turns, so a regenerated answer would get
+    // the same turn again: each call here answers with the next word instead.
+    const words = ["one", "two", "three", "four", "five"];
+    const answer = (request: { messages: readonly Message[] }) => {
+      seen.push(request.messages.map((message) => `${message.role}: ${plainText(message)}`));
+      return { text: words[seen.length - 1]! };
+    };
+    runtime = await chatRuntime([answer, answer, answer]);
+    const app = createUiMessageStreamApp(runtime);
+    const chat = new NodeChat(app, "chat-re");
+    await chat.sendMessage({ text: "first" });
+    await chat.sendMessage({ text: "second" });
+    const replaced = chat.messages.at(-1)!.id;
+
+    // regenerate() with no id: the last answer.
+    await chat.regenerate();
+    expect(chat.error).toBeUndefined();
+    expect(chat.messages.map(roleAndText)).toEqual([
+      "user: first",
+      "assistant: one",
+      "user: second",
+      "assistant: three",
+    ]);
+    expect(chat.messages.at(-1)!.id).not.toBe(replaced);
+    // The model saw what it saw when it wrote "two": not "two" itself.
+    expect(seen[2]).toEqual(seen[1]);
+
+    // regenerate({ messageId }): the client names the answer (Keel makes it the run's id).
+    await chat.regenerate({ messageId: chat.messages.at(-1)!.id });
+    expect(chat.error).toBeUndefined();
+    expect(chat.messages.map(roleAndText).at(-1)).toBe("assistant: four");
+    expect(seen[3]).toEqual(seen[1]);
+
+    // The conversation goes on without the answers it replaced.
+    await chat.sendMessage({ text: "third" });
+    expect(seen[4]).toEqual([
+      "user: first",
+      "assistant: one",
+      "user: second",
+      "assistant: four",
+      "user: third",
+    ]);
+
+    // A reload finds the chat where it goes on: nothing runs, so the resume GET has nothing to stream.
+    const transport = new DefaultChatTransport({
+      api: "http://keel.test/a/chat",
+      fetch: (input, init) => Promise.resolve(app.fetch(new Request(input as string, init))),
+    });
+    expect(await transport.reconnectToStream({ chatId: "chat-re" })).toBeNull();
+  });
+
+  it("refuses to regenerate an earlier answer, or one whose run still waits for approval", async () => {
+    runtime = await chatRuntime([
+      { text: "one" },
+      { toolCalls: [{ id: "w1", name: "wipe", arguments: { path: "/tmp/x" } }] },
+      { text: "wiped" },
+    ]);
+    const app = createUiMessageStreamApp(runtime);
+    const chat = new NodeChat(app, "chat-refused");
+    await chat.sendMessage({ text: "first" });
+    const first = chat.messages.at(-1)!.id;
+    await chat.sendMessage({ text: "wipe /tmp/x" });
+    expect(lastToolPart(chat)).toMatchObject({ state: "approval-requested" });
+
+    const waiting = await app.fetch(regeneratePost("chat-refused", ["first", "wipe /tmp/x"]));
+    expect(waiting.status).toBe(409);
+    expect(await waiting.json()).toMatchObject({ error: { hint: expect.stringContaining("Answer") } });
+    const earlier = await app.fetch(regeneratePost("chat-refused", ["first"], first));
+    expect(earlier.status).toBe(409);
+    const unknown = await app.fetch(regeneratePost("chat-refused", ["first"], "no-such-run"));
+    expect(unknown.status).toBe(404);
   });
 
   it("resumes a run in flight through the transport's reconnect, and gets 204 when nothing runs", async () => {

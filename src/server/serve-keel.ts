@@ -12,8 +12,16 @@ export interface ServeKeelOptions extends KeelHandlerOptions {
   host?: string;
   /** The largest request head (request line and headers), in bytes; a larger one is a 431. Default 16 KiB. */
   maxHeaderBytes?: number;
-  /** How long a client may take to send its request head, in ms. Default 10,000. */
+  /** How long a client may take to send its request head, in ms; a slower one is answered 408. Default 10,000. */
   headersTimeoutMs?: number;
+  /**
+   * How long a client may take to send a whole request, head and body, in ms; a slower one is answered 408 (or
+   * cut off, when the answer has begun). 0 for no limit. Default 60,000. Event streams are not affected: the
+   * limit is on what the client sends, not on how long the answer lasts.
+   */
+  requestTimeoutMs?: number;
+  /** How often the two timeouts above are checked, in ms, so a client may get up to this much more. Default 1,000. */
+  timeoutCheckIntervalMs?: number;
   /**
    * Before listening, resume the store's durable runs left `running` by a process that died (from their latest
    * checkpoint), so clients re-attaching after a restart follow them to their end. Only for a store no other
@@ -34,6 +42,40 @@ export interface KeelServer {
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 
+interface ClientErrorAnswer {
+  status: number;
+  reason: string;
+  code: string;
+  message: string;
+  hint: string;
+}
+
+const MALFORMED: ClientErrorAnswer = {
+  status: 400,
+  reason: "Bad Request",
+  code: "request.malformed",
+  message: "The request is not valid HTTP",
+  hint: "Send a well-formed HTTP/1.1 request",
+};
+
+/** What Node's own refusals of a request are answered with, by Node's error code. */
+const CLIENT_ERRORS: Readonly<Record<string, ClientErrorAnswer>> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: "Request Header Fields Too Large",
+    code: "request.headers_too_large",
+    message: "The request's headers are too large",
+    hint: "Send smaller headers; the server's limit is maxHeaderBytes",
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    reason: "Request Timeout",
+    code: "request.timeout",
+    message: "The request took too long to arrive",
+    hint: "Send the whole request at once; the server's limits are headersTimeoutMs and requestTimeoutMs",
+  },
+};
+
 /** Serve a runtime's agents on Node with `@hono/node-server`. */
 export async function serveKeel(runtime: Runtime, options: ServeKeelOptions = {}): Promise<KeelServer> {
   const host = options.host ?? "127.0.0.1";
@@ -45,6 +87,13 @@ export async function serveKeel(runtime: Runtime, options: ServeKeelOptions = {}
       {
         hint: "Give a token (--token or KEEL_SERVER_TOKEN), or serve on 127.0.0.1",
       },
+    );
+  const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  const requestTimeout = options.requestTimeoutMs ?? 60_000;
+  if (requestTimeout > 0 && headersTimeout > requestTimeout)
+    throw new ConfigError(
+      `The header timeout (${headersTimeout} ms) is longer than the request timeout (${requestTimeout} ms)`,
+      { hint: "Give headersTimeoutMs at most requestTimeoutMs, or requestTimeoutMs: 0 for no request limit" },
     );
   if (options.resumeInterrupted === true) await resumeInterrupted(runtime, options.onNotice);
   let port = options.port ?? 8787;
@@ -65,8 +114,10 @@ export async function serveKeel(runtime: Runtime, options: ServeKeelOptions = {}
         hostname: host,
         serverOptions: {
           maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
-          headersTimeout: options.headersTimeoutMs ?? 10_000,
-          requestTimeout: 0,
+          headersTimeout,
+          requestTimeout,
+          // Node checks the timeouts every 30 s by default: a slow client would hold its socket that much longer.
+          connectionsCheckingInterval: options.timeoutCheckIntervalMs ?? 1000,
         },
       },
       (info: AddressInfo) => {
@@ -81,16 +132,15 @@ export async function serveKeel(runtime: Runtime, options: ServeKeelOptions = {}
     });
     // Node answers a malformed or oversized request head itself, with no body; answer in the API's JSON shape.
     created.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
-      if (!socket.writable) return socket.destroy();
-      const [status, code, message] =
-        error.code === "HPE_HEADER_OVERFLOW"
-          ? [431, "request.headers_too_large", "The request's headers are too large"]
-          : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-            ? [408, "request.timeout", "The request's headers took too long"]
-            : [400, "request.malformed", "The request is not valid HTTP"];
-      const body = JSON.stringify({ error: { code, message, hint: "Send a smaller, well-formed request" } });
+      // An answer already begun on the socket cannot be followed by another: the connection is cut instead.
+      const begun = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+        ?.headersSent;
+      if (!socket.writable || begun === true) return socket.destroy();
+      const answer = CLIENT_ERRORS[error.code ?? ""] ?? MALFORMED;
+      const { status, reason, code, message, hint } = answer;
+      const body = JSON.stringify({ error: { code, message, hint } });
       socket.end(
-        `HTTP/1.1 ${status} ${status === 431 ? "Request Header Fields Too Large" : status === 408 ? "Request Timeout" : "Bad Request"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+        `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
       );
     });
   });

@@ -1,4 +1,4 @@
-import type { SuspendedToolCall } from "../../contracts/run-types.js";
+import type { ResumeMode, SuspendedToolCall } from "../../contracts/run-types.js";
 import type { ToolDecision } from "../../contracts/tool-decision.js";
 import { AgUiInputError } from "./ag-ui-input-error.js";
 import type { AgUiInterrupt, AgUiResumeEntry } from "./ag-ui-types.js";
@@ -22,40 +22,52 @@ export function parseInterruptId(id: string): { runId: string; toolCallId: strin
   }
 }
 
-/** The interrupt a suspended tool call becomes: what the client must answer, and the JSON Schema of an answer. */
+/**
+ * The interrupt a suspended tool call becomes: what the client must answer, and the JSON Schema of an answer. A
+ * call waiting for approval is answered yes or no; one that asks the person for a value (a tool that suspended
+ * itself) is answered with the value, so its schema is the value's.
+ */
 export function toInterrupt(runId: string, call: SuspendedToolCall): AgUiInterrupt {
-  const approval = call.resumeMode === "replay_tool_call";
+  const approval = !asksForValue(call.resumeMode);
   return {
     id: interruptId(runId, call.toolCallId),
     reason: approval ? "tool_approval" : "tool_input",
     ...(call.reason === undefined ? {} : { message: call.reason }),
     toolCallId: call.toolCallId,
-    responseSchema: {
-      type: "object",
-      properties: {
-        approved: { type: "boolean" },
-        reason: { type: "string" },
-        ...(approval ? {} : { value: call.responseSchema ?? {} }),
-        result: {},
-      },
-    },
+    responseSchema: approval
+      ? {
+          type: "object",
+          properties: { approved: { type: "boolean" }, reason: { type: "string" }, result: {} },
+        }
+      : (call.responseSchema ?? {}),
     metadata: { keel: { runId, toolId: call.toolId, params: call.params, resumeMode: call.resumeMode } },
   };
+}
+
+/** Whether a call in this mode waits for a value from the person rather than for a yes or no. */
+function asksForValue(mode: ResumeMode | undefined): boolean {
+  return mode !== undefined && mode !== "replay_tool_call";
 }
 
 const PAYLOAD_HINT =
   "Answer each interrupt with status 'cancelled' (deny), or 'resolved' and a payload: absent or true (approve), " +
   "false (deny), { approved: true, value? } (approve, value as the call's answer), { approved: false, reason? } " +
-  "(deny), or { result } (the call's result)";
+  "(deny), or { result } (the call's result); a tool_input interrupt also takes the answer itself as the payload";
 
-/** The decision one resume entry makes about its call. */
-function toDecision(entry: AgUiResumeEntry, toolCallId: string): ToolDecision {
+/**
+ * The decision one resume entry makes about its call. A call that asks for a value takes any payload but the
+ * shapes that approve, deny or give a result as that value: the answer `true` to a yes-or-no question is the
+ * value `true`, not an approval without one.
+ */
+function toDecision(entry: AgUiResumeEntry, toolCallId: string, mode: ResumeMode | undefined): ToolDecision {
   if (entry.status === "cancelled") {
     return { toolCallId, action: "deny", reason: reasonOf(entry.payload) ?? "cancelled by the client" };
   }
   const payload = entry.payload;
-  if (payload === undefined || payload === true) return { toolCallId, action: "approve" };
-  if (payload === false) return { toolCallId, action: "deny" };
+  const valueAnswer = asksForValue(mode);
+  if (payload === undefined) return { toolCallId, action: "approve" };
+  if (!valueAnswer && payload === true) return { toolCallId, action: "approve" };
+  if (!valueAnswer && payload === false) return { toolCallId, action: "deny" };
   if (typeof payload === "object" && payload !== null && !Array.isArray(payload)) {
     const answer = payload as Record<string, unknown>;
     if (answer.approved === false) return withReason({ toolCallId, action: "deny" }, answer.reason);
@@ -66,6 +78,7 @@ function toDecision(entry: AgUiResumeEntry, toolCallId: string): ToolDecision {
     }
     if ("result" in answer) return { toolCallId, action: "result", value: answer.result };
   }
+  if (valueAnswer) return { toolCallId, action: "approve", value: payload };
   throw new AgUiInputError(`Resume entry '${entry.interruptId}' has a payload Keel cannot read`, {
     hint: PAYLOAD_HINT,
   });
@@ -83,15 +96,11 @@ function withReason(decision: ToolDecision, reason: unknown): ToolDecision {
 }
 
 /**
- * The waiting run a resume answers and its decisions. Every entry must name a call of one run: an AG-UI run
- * resumes one paused run, and the client sends an answer for each of its interrupts.
+ * The waiting run a resume answers. Every entry must name a call of one run: an AG-UI run resumes one paused
+ * run, and the client sends an answer for each of its interrupts.
  */
-export function resumeToDecisions(entries: readonly AgUiResumeEntry[]): {
-  runId: string;
-  decisions: ToolDecision[];
-} {
+export function resumedRunId(entries: readonly AgUiResumeEntry[]): string {
   let runId: string | undefined;
-  const decisions: ToolDecision[] = [];
   for (const entry of entries) {
     const target = parseInterruptId(entry.interruptId);
     if (target === undefined) {
@@ -105,12 +114,28 @@ export function resumeToDecisions(entries: readonly AgUiResumeEntry[]): {
       });
     }
     runId = target.runId;
-    decisions.push(toDecision(entry, target.toolCallId));
   }
   if (runId === undefined) {
     throw new AgUiInputError("The resume has no entries", {
       hint: "Send resume with one entry per interrupt of the last RUN_FINISHED, or omit it to start a new run",
     });
   }
+  return runId;
+}
+
+/**
+ * The waiting run a resume answers and its decisions. `pending` are the run's suspended calls, when known: how
+ * each waits (for a yes or no, or for a value) decides how its payload is read.
+ */
+export function resumeToDecisions(
+  entries: readonly AgUiResumeEntry[],
+  pending: readonly SuspendedToolCall[] = [],
+): { runId: string; decisions: ToolDecision[] } {
+  const runId = resumedRunId(entries);
+  const modes = new Map(pending.map((call) => [call.toolCallId, call.resumeMode]));
+  const decisions = entries.map((entry) => {
+    const { toolCallId } = parseInterruptId(entry.interruptId)!;
+    return toDecision(entry, toolCallId, modes.get(toolCallId));
+  });
   return { runId, decisions };
 }

@@ -5,7 +5,7 @@ import { KeelError } from "../../errors/keel-error.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import { AgUiInputError } from "./ag-ui-input-error.js";
-import { resumeToDecisions } from "./ag-ui-interrupts.js";
+import { resumedRunId, resumeToDecisions } from "./ag-ui-interrupts.js";
 import { AgUiTranslator } from "./ag-ui-translator.js";
 import { AG_UI_PROFILES, type AgUiEvent, type AgUiProfile } from "./ag-ui-types.js";
 import { lastUserText, parseRunAgentInput } from "./run-agent-input.js";
@@ -68,8 +68,8 @@ async function runEndpoint(
     const input = parseRunAgentInput(body);
     let chunks: AsyncIterableIterator<RunStreamChunk>;
     if (input.resume !== undefined && input.resume.length > 0) {
-      const decide = resumeToDecisions(input.resume);
-      await visibleRun(c, { runtime, options }, decide.runId);
+      const record = await visibleRun(c, { runtime, options }, resumedRunId(input.resume));
+      const decide = resumeToDecisions(input.resume, record.pendingToolCalls);
       chunks = runtime.stream(decide) as AsyncIterableIterator<RunStreamChunk>;
     } else {
       if (agentId === undefined || runtime.getAgentInfo(agentId) === null) {

@@ -1,5 +1,11 @@
 export { AgUiInputError } from "./ag-ui-input-error.js";
-export { interruptId, parseInterruptId, resumeToDecisions, toInterrupt } from "./ag-ui-interrupts.js";
+export {
+  interruptId,
+  parseInterruptId,
+  resumedRunId,
+  resumeToDecisions,
+  toInterrupt,
+} from "./ag-ui-interrupts.js";
 export { AgUiTranslator, type AgUiTranslatorOptions } from "./ag-ui-translator.js";
 export type {
   AgUiEvent,

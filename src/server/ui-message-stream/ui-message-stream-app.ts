@@ -16,6 +16,7 @@ import {
   parseChatRequest,
   toolOutputAnswers,
 } from "./chat-request.js";
+import { currentChatSession, forkForRegenerate } from "./chat-sessions.js";
 import { UI_MESSAGE_PROFILES, type UiMessageProfile } from "./ui-message-chunk.js";
 import { uiMessageStreamResponse } from "./ui-message-sse.js";
 import { toUiMessageChunks, type UiMessageTranslatorOptions } from "./ui-message-translator.js";
@@ -68,11 +69,15 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
     if (agentId === undefined) throw noAgent();
     if (runtime.getAgentInfo(agentId) === null) throw unknownAgent(agentId);
     const parsed = parseChatRequest(await jsonBody(c));
-    const request = { ...parsed, id: sessionOf(parsed.id, c) };
-    const chunks = await streamFor(runtime, request, agentId);
+    const chatSession = sessionOf(parsed.id, c);
+    const request = { ...parsed, id: await currentChatSession(runtime, chatSession) };
+    const { chunks, sessionId } =
+      parsed.trigger === "regenerate-message"
+        ? await regenerate(runtime, { request, chatSession, agentId })
+        : { chunks: await streamFor(runtime, request, agentId), sessionId: request.id };
     const first = await firstChunk(chunks);
     if (first === undefined) return uiMessageStreamResponse(emptyChunks(), streamOptions);
-    remember(request.id, first.runId);
+    remember(sessionId, first.runId);
     return uiMessageStreamResponse(
       toUiMessageChunks(prepend(first, chunks), translation(profile)),
       streamOptions,
@@ -81,7 +86,7 @@ export function createUiMessageStreamApp(runtime: Runtime, options: UiMessageStr
 
   const resume = async (c: Context, agentId: string | undefined): Promise<Response> => {
     const profile = profileOf(c, options);
-    const chatId = sessionOf(c.req.param("chatId") ?? "", c);
+    const chatId = await currentChatSession(runtime, sessionOf(c.req.param("chatId") ?? "", c));
     const runId = await runningRunOf(runtime, chatRuns, { chatId, agentId });
     if (runId === undefined) return c.body(null, 204);
     return uiMessageStreamResponse(
@@ -134,6 +139,27 @@ async function streamFor(
     throw new ChatRequestError("The last message is neither the user's text nor an answer", 400, HINT_LAST);
   }
   return runtime.stream({ agentId, inputText, sessionId: request.id });
+}
+
+/**
+ * A new run for the chat's last question, its last answer left out: `DefaultChatTransport` sends
+ * `trigger: "regenerate-message"` with the messages up to that question (and the answer's id as `messageId`).
+ */
+async function regenerate(
+  runtime: Runtime,
+  { request, chatSession, agentId }: { request: ChatRequestBody; chatSession: string; agentId: string },
+): Promise<{ chunks: AsyncIterableIterator<RunStreamChunk>; sessionId: string }> {
+  const inputText = lastUserText(request);
+  if (inputText === undefined) {
+    throw new ChatRequestError("A regenerate request must end with the user's message", 400, HINT_LAST);
+  }
+  const sessionId = await forkForRegenerate(runtime, {
+    chatSession,
+    current: request.id,
+    messageId: request.messageId,
+    inputText,
+  });
+  return { chunks: runtime.stream({ agentId, inputText, sessionId }), sessionId };
 }
 
 const HINT_ONE_RUN = "Answer the approvals of the last assistant message only";
