@@ -372,6 +372,7 @@ export class Runtime {
       log,
       scope,
       session,
+      generatedSession: request.sessionId === undefined && resume === undefined,
       ...(reentrantToken === undefined ? {} : { reentrantToken }),
       ...parts,
     };
