@@ -15,8 +15,8 @@ import { checkTranscriptIndex, copyRunRecord, firstEventAfter, stampCheckpoint }
 
 /** Defaults of {@link InMemorySessionManagerOptions}, shared with the `in_memory` config schema. */
 export const DEFAULT_MAX_RUN_LOGS = 1000;
-export const DEFAULT_MAX_RUNS = 10_000;
-export const DEFAULT_MAX_SESSIONS = 10_000;
+export const DEFAULT_MAX_RUNS = 1000;
+export const DEFAULT_MAX_SESSIONS = 1000;
 export const DEFAULT_GENERATED_SESSION_TTL_MS = 300_000;
 
 /** Options of {@link InMemorySessionManager}. */
@@ -31,12 +31,12 @@ export interface InMemorySessionManagerOptions {
   maxRunLogs?: number;
   /**
    * Run records kept; past this, the oldest finished run's record goes (with its log). A run that may still go on
-   * is never dropped. Default 10,000.
+   * is never dropped. Default 1,000.
    */
   maxRuns?: number;
   /**
    * Sessions kept; past this, the session idle longest goes (state, messages, artifacts, checkpoints). A session
-   * held by a scope, or with a run that may still go on, is never dropped. Default 10,000.
+   * held by a scope, or with a run that may still go on, is never dropped. Default 1,000.
    */
   maxSessions?: number;
   /**
