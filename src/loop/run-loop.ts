@@ -307,7 +307,18 @@ function withoutKwargs<R extends RunRequest>(request: R): R {
  * the run from its latest checkpoint — from the store, never from memory — and goes on from there, up to
  * `budget.maxResumeAttempts` times (default 3). Steps the checkpoint holds are not run again.
  */
-async function runDurably(
+function runDurably(
+  input: RunLoopInput,
+  driver: RunDriver,
+  first: { pattern: Pattern; plan: ResumePlan | null },
+): Promise<unknown> {
+  // A run that is not durable rethrows whatever the pattern throws: it needs no frame of its own, and a run
+  // parked on a tool holds one suspended frame less (S3).
+  if (!driver.durable) return continueRun(driver, first.pattern, first.plan);
+  return resumeWhileRetryable(input, driver, first);
+}
+
+async function resumeWhileRetryable(
   input: RunLoopInput,
   driver: RunDriver,
   first: { pattern: Pattern; plan: ResumePlan | null },
