@@ -3,6 +3,8 @@
  * builds first). Prints one JSON line per (scenario, implementation) to stdout; progress goes to stderr.
  */
 import os from "node:os";
+import { a1Allocation } from "./scenarios/a1-allocation.mjs";
+import { h1HeldHeap } from "./scenarios/h1-held-heap.mjs";
 import { s1LoopOverhead } from "./scenarios/s1-loop-overhead.mjs";
 import { s2Streaming } from "./scenarios/s2-streaming.mjs";
 import { s3ParkedRuns } from "./scenarios/s3-parked-runs.mjs";
@@ -10,6 +12,7 @@ import { s3SuspendedRuns } from "./scenarios/s3-suspended-runs.mjs";
 import { s4CheckpointCost } from "./scenarios/s4-checkpoint-cost.mjs";
 import { s5HistoryScaling } from "./scenarios/s5-history-scaling.mjs";
 import { s6Server } from "./scenarios/s6-server.mjs";
+import { startup } from "./scenarios/startup.mjs";
 import { t1ToolCalls } from "./scenarios/t1-tool-calls.mjs";
 
 const SCENARIOS = {
@@ -21,6 +24,9 @@ const SCENARIOS = {
   S5: s5HistoryScaling,
   S6: s6Server,
   T1: t1ToolCalls,
+  H1: h1HeldHeap,
+  A1: a1Allocation,
+  ST: startup,
 };
 
 const args = process.argv.slice(2);

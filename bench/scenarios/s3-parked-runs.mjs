@@ -1,7 +1,8 @@
 /**
  * S3 parked runs: N concurrent runs (each on its own session) whose one tool call blocks on a promise the
  * benchmark holds. Heap bytes per parked run (heapUsed after a full GC, parked minus before), the time to
- * start and park all N, and the time to resolve all N and let every run finish.
+ * start and park all N, and the time to resolve all N and let every run finish; then the heap the finished runs
+ * still hold (what the store keeps of them), over N.
  */
 import { runBaselineLoop } from "../baseline-loop.mjs";
 import { AGENT_ID, createKeelRuntime, keelTool } from "../keel-runtime.mjs";
@@ -70,8 +71,12 @@ async function parkAndRelease(instance, n) {
   let completed = 0;
   for (const result of results) if (instance.completed(result)) completed++;
   check(completed === n, `${completed} of ${n} parked runs completed`);
+  results.length = 0;
+  done.length = 0;
+  const heapFinished = await heapAfterGc();
   return {
     heapBytesPerParkedRun: (heapParked - heapBefore) / n,
+    heapBytesPerFinishedRun: (heapFinished - heapBefore) / n,
     parkMs,
     resolveUsPerRun: (resolveMs * 1000) / n,
   };
@@ -111,6 +116,7 @@ export async function s3ParkedRuns({ quick, log }) {
         impl,
         n,
         heapBytesPerParkedRun: Math.round(median(list.map((figures) => figures.heapBytesPerParkedRun))),
+        heapBytesPerFinishedRun: Math.round(median(list.map((figures) => figures.heapBytesPerFinishedRun))),
         parkMsTotal: round(median(list.map((figures) => figures.parkMs)), 2),
         resolveUsPerRun: round(median(list.map((figures) => figures.resolveUsPerRun))),
       });

@@ -1,11 +1,20 @@
 import { z } from "zod";
 import { type PluginDefinition, registerBuiltin } from "../plugins/plugin-registry.js";
-import { InMemorySessionManager } from "../sessions/in-memory-session-manager.js";
+import {
+  DEFAULT_GENERATED_SESSION_TTL_MS,
+  DEFAULT_MAX_RUN_LOGS,
+  DEFAULT_MAX_RUNS,
+  DEFAULT_MAX_SESSIONS,
+  InMemorySessionManager,
+} from "../sessions/in-memory-session-manager.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 
 /** Config of the `in_memory` session manager. */
 export const IN_MEMORY_SESSION_MANAGER_CONFIG = z.object({
-  max_run_logs: z.number().int().positive().default(1000),
+  max_run_logs: z.number().int().positive().default(DEFAULT_MAX_RUN_LOGS),
+  max_runs: z.number().int().positive().default(DEFAULT_MAX_RUNS),
+  max_sessions: z.number().int().positive().default(DEFAULT_MAX_SESSIONS),
+  generated_session_ttl_ms: z.number().int().nonnegative().default(DEFAULT_GENERATED_SESSION_TTL_MS),
 });
 
 const inMemorySessionManager: PluginDefinition<SessionManager> = {
@@ -13,7 +22,12 @@ const inMemorySessionManager: PluginDefinition<SessionManager> = {
   type: "in_memory",
   configSchema: IN_MEMORY_SESSION_MANAGER_CONFIG,
   create(config) {
-    return new InMemorySessionManager({ maxRunLogs: config.max_run_logs as number });
+    return new InMemorySessionManager({
+      maxRunLogs: config.max_run_logs as number,
+      maxRuns: config.max_runs as number,
+      maxSessions: config.max_sessions as number,
+      generatedSessionTtlMs: config.generated_session_ttl_ms as number,
+    });
   },
 };
 

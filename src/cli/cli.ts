@@ -5,14 +5,7 @@ import type { RunStatus } from "../contracts/run-types.js";
 import { type Logger, setLogger } from "../logging/logger.js";
 import type { ToolDecision } from "../loop/decisions.js";
 import type { Prompt } from "./commands/ask-decisions.js";
-import { checkpointsCommand } from "./commands/checkpoints.js";
-import { decideCommand, pendingCommand } from "./commands/decide.js";
-import { policyCommand } from "./commands/policy.js";
-import { resumeCommand } from "./commands/resume.js";
-import { describeError, runCommand } from "./commands/run.js";
-import { runsCommand } from "./commands/runs.js";
-import { serveCommand } from "./commands/serve.js";
-import { type OutputStream, validateCommand } from "./commands/validate.js";
+import type { OutputStream } from "./commands/validate.js";
 
 /** Where the CLI reads and writes; `main.ts` passes the process's, tests pass buffers. */
 export interface CliIO {
@@ -169,6 +162,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     if (error instanceof UsageError) {
       io.stderr.write(`${error.message}\nRun 'keel --help' for usage.\n`);
     } else {
+      const { describeError } = await import("./commands/run.js");
       io.stderr.write(`${describeError(error, env.KEEL_DEBUG === "1")}\n`);
     }
     return 1;
@@ -177,6 +171,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
   }
 }
 
+/** Each command's modules load when it runs, so `keel --version` and `keel --help` load none of the runtime. */
 async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined) {
@@ -200,6 +195,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
   }
   if (command === "validate") {
     if (positionals.length !== 1) throw new UsageError("Usage: keel validate <config>");
+    const { validateCommand } = await import("./commands/validate.js");
     return validateCommand({ configPath: positionals[0]!, stdout: io.stdout, stderr: io.stderr });
   }
   if (command === "serve") {
@@ -211,6 +207,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
     if (typeof values.port === "string" && !/^\d{1,5}$/.test(values.port))
       throw new UsageError(`--port must be a port number, not '${values.port}'`);
     const token = typeof values.token === "string" ? values.token : env.KEEL_SERVER_TOKEN || undefined;
+    const { serveCommand } = await import("./commands/serve.js");
     return serveCommand({
       configPath: positionals[0]!,
       port,
@@ -229,6 +226,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
     if (status !== undefined && !["created", "running", "waiting", "done"].includes(status)) {
       throw new UsageError(`--status must be created, running, waiting or done, not '${status}'`);
     }
+    const { runsCommand } = await import("./commands/runs.js");
     return runsCommand({
       configPath: positionals[0]!,
       ...(typeof values.session === "string" ? { sessionId: values.session } : {}),
@@ -240,6 +238,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
   if (command === "policy") {
     if (positionals.length !== 1)
       throw new UsageError("Usage: keel policy <config> [--agent ID] [--session ID] [--json]");
+    const { policyCommand } = await import("./commands/policy.js");
     return policyCommand({
       configPath: positionals[0]!,
       ...(typeof values.agent === "string" ? { agentId: values.agent } : {}),
@@ -250,7 +249,10 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
   }
   if (command === "checkpoints" || command === "pending") {
     if (positionals.length !== 2) throw new UsageError(`Usage: keel ${command} <config> <runId> [--json]`);
-    const listing = command === "checkpoints" ? checkpointsCommand : pendingCommand;
+    const listing =
+      command === "checkpoints"
+        ? (await import("./commands/checkpoints.js")).checkpointsCommand
+        : (await import("./commands/decide.js")).pendingCommand;
     return listing({
       configPath: positionals[0]!,
       runId: positionals[1]!,
@@ -271,6 +273,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
   if (command === "resume") {
     if (positionals.length !== 2)
       throw new UsageError("Usage: keel resume <config> <checkpointId> [--branch] [--json]");
+    const { resumeCommand } = await import("./commands/resume.js");
     return resumeCommand({
       ...output,
       configPath: positionals[0]!,
@@ -291,6 +294,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
     if (typeof values.value === "string") decision.value = parseJsonValue(values.value);
     if (typeof values.reason === "string") decision.reason = values.reason;
     if (values.always === true) decision.always = true;
+    const { decideCommand } = await import("./commands/decide.js");
     return decideCommand({ ...output, configPath: configPath!, runId: runId!, decision });
   }
   const [configPath, ...words] = positionals;
@@ -301,6 +305,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
   }
   const agentId = typeof values.agent === "string" ? values.agent : undefined;
   const sessionId = typeof values.session === "string" ? values.session : undefined;
+  const { runCommand } = await import("./commands/run.js");
   return runCommand({
     configPath,
     // An unquoted input arrives as several words; joining them is what the user meant.

@@ -1,6 +1,5 @@
 // Long because a run's lifecycle is one procedure: its start, the body middleware wraps, resume, its end.
 
-import type { ContextAssemblyInput } from "../context/context-assembler.js";
 import {
   createRunUsage,
   type RunRequest,
@@ -24,6 +23,7 @@ import type { CancelScope } from "./cancel-scope.js";
 import { CheckpointWriter, type StoredMarks } from "./checkpoint-writer.js";
 import { createRunContext } from "./create-run-context.js";
 import { executeWithValidation } from "./execute-with-validation.js";
+import { assemblyInput, finalizeResult } from "./finalize-result.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 import { finishInterruptedStep, type ResumePlan, reloadCheckpoint, resumeInDriver } from "./resume/index.js";
 import { RunDriver } from "./run-driver.js";
@@ -124,7 +124,7 @@ function runBody(
   request: RunLoopInput["request"],
   parts: RunParts & { readonly finish: Deadline | null },
 ): Promise<RunLoopOutcome>;
-async function runBody(
+function runBody(
   input: RunLoopInput,
   request: RunLoopInput["request"],
   parts: RunParts & { readonly finish?: Deadline | null },
@@ -170,40 +170,79 @@ async function runBody(
   if (input.runFolder !== undefined) driver.runFolder = input.runFolder;
   // A pass that agent middleware runs again starts over: the stored transcript is rewritten from its start.
   if (input.resume === undefined) writer.rewind(0);
-  let output: unknown = null;
-  let termination: TerminationReason;
-  let error: KeelError | undefined;
-  try {
-    const pattern = agent.createPattern();
-    let plan: ResumePlan | null = null;
-    if (input.resume === undefined) {
-      if (agent.hooks.runStart.length > 0) await agent.hooks.run("runStart", driver.hookContext("runStart"));
-      driver.checkpointBoundary();
-      driver.firstNewMessage = await prepareContext(input, ctx, driver);
-      await pattern.setup(ctx, driver);
-      driver.pattern = pattern;
-    } else {
-      plan = await resumeInDriver({ driver, loaded: input.resume, pattern, decisions: input.decisions });
-      describeOutput(request, ctx);
-    }
-    output = await runDurably(input, driver, { pattern, plan });
-    driver.checkpointBoundary();
-    termination = { type: "natural_end" };
-    ctx.scratch.finalOutput = output;
-    await writeBackMemory(agent, ctx, log);
-  } catch (thrown) {
-    if (thrown instanceof TerminateRun) {
-      termination = thrown.termination;
-      error = thrown.error ?? terminationError(thrown.termination, driver);
-      if (stopReasonOf(termination) === "completed") {
-        output = lastAssistantText(ctx);
-        error = undefined;
-      }
-    } else {
-      error = asKeelError(thrown);
-      termination = { type: "error", value: error.message };
-    }
+  // Reactions rather than one async frame: a run parked on a tool then holds three small reactions, not a
+  // suspended frame with every local of the run's body (S3).
+  return startPattern(input, driver, ctx)
+    .then((first) => runDurably(input, driver, first))
+    .then((output) => afterPattern(input, driver, output))
+    .then(
+      (output) => endBody(input, parts, { driver, output, termination: { type: "natural_end" } }),
+      (thrown: unknown) => endBody(input, parts, endOfThrow(thrown, driver)),
+    );
+}
+
+/** RunStart and the context for a new run, or the resumed run's plan: what the pattern starts from. */
+async function startPattern(
+  input: RunLoopInput,
+  driver: RunDriver,
+  ctx: RunContext,
+): Promise<{ pattern: Pattern; plan: ResumePlan | null }> {
+  const { agent } = input;
+  const pattern = agent.createPattern();
+  if (input.resume !== undefined) {
+    const plan = await resumeInDriver({ driver, loaded: input.resume, pattern, decisions: input.decisions });
+    describeOutput(driver.request, ctx);
+    return { pattern, plan };
   }
+  if (agent.hooks.runStart.length > 0) await agent.hooks.run("runStart", driver.hookContext("runStart"));
+  driver.checkpointBoundary();
+  driver.firstNewMessage = await prepareContext(input, ctx, driver);
+  await pattern.setup(ctx, driver);
+  driver.pattern = pattern;
+  return { pattern, plan: null };
+}
+
+/** The pattern answered: the step's boundary, the final output in scratch, memory written back. */
+async function afterPattern(input: RunLoopInput, driver: RunDriver, output: unknown): Promise<unknown> {
+  driver.checkpointBoundary();
+  driver.ctx.scratch.finalOutput = output;
+  await writeBackMemory(input.agent, driver.ctx, input.log);
+  return output;
+}
+
+interface BodyEnd {
+  driver: RunDriver;
+  output: unknown;
+  termination: TerminationReason;
+  error?: KeelError;
+}
+
+/** How a run ends that threw: a `TerminateRun` says how; anything else fails the run. */
+function endOfThrow(thrown: unknown, driver: RunDriver): BodyEnd {
+  if (!(thrown instanceof TerminateRun)) {
+    const error = asKeelError(thrown);
+    return { driver, output: null, termination: { type: "error", value: error.message }, error };
+  }
+  const termination = thrown.termination;
+  if (stopReasonOf(termination) === "completed")
+    return { driver, output: lastAssistantText(driver.ctx), termination };
+  const error = thrown.error ?? terminationError(termination, driver);
+  return error === undefined
+    ? { driver, output: null, termination }
+    : { driver, output: null, termination, error };
+}
+
+/** The run's result from how its body ended, RunEnd, and (given the deadline) the run's last events. */
+async function endBody(
+  input: RunLoopInput,
+  parts: RunParts & { readonly finish?: Deadline | null },
+  end: BodyEnd,
+): Promise<RunAttempt | RunLoopOutcome> {
+  const { agent } = input;
+  const { driver, output, termination, error } = end;
+  const ctx = driver.ctx;
+  // The driver was made with the body's request, so this is the request agent middleware left.
+  const request = driver.request as RunLoopInput["request"];
   if (error !== undefined && (error.context.runId === undefined || error.context.agentId === undefined)) {
     error.context = {
       agentId: agent.id,
@@ -220,7 +259,7 @@ async function runBody(
     stopReason,
     termination,
     pendingToolCalls: termination.type === "suspended" ? driver.suspended.map(toSuspendedCall) : [],
-    usage,
+    usage: parts.usage,
     artifacts: ctx.artifacts,
     metadata: { agentId: agent.id, sessionId: request.sessionId, steps: driver.step },
   };
@@ -245,54 +284,6 @@ async function runBody(
 }
 
 /**
- * The context assembler's last word on a run that ended, after agent middleware and before `run.finished`: it may
- * post-process the result (returning nothing keeps it). A suspended run has not ended; it is finalized when it
- * does. A `finalize` that throws fails the run with its error.
- */
-async function finalizeResult(input: RunLoopInput, attempt: RunAttempt): Promise<RunResult> {
-  const { result, context } = attempt;
-  const assembler = input.agent.contextAssembler;
-  if (assembler.finalize === undefined || result.stopReason === "suspended") return result;
-  try {
-    return (await assembler.finalize(assemblyInput(input, context), result)) ?? result;
-  } catch (thrown) {
-    const error = KeelError.isInstance(thrown)
-      ? thrown
-      : new KeelError(`The context assembler's finalize failed: ${(thrown as Error)?.message ?? thrown}`, {
-          code: ERROR_CODES.CONTEXT_FINALIZE,
-          cause: thrown,
-          hint: "Fix the agent's context_assembler.finalize, or return the result it was given",
-          context: {
-            agentId: input.agent.id,
-            sessionId: result.metadata.sessionId as string,
-            runId: result.runId,
-          },
-        });
-    return {
-      ...result,
-      finalOutput: null,
-      stopReason: "failed",
-      termination: { type: "error", value: error.message },
-      error: error.message,
-      errorDetails: toErrorDetails(error),
-      exception: error,
-    };
-  }
-}
-
-/** What `assemble` and `finalize` are given: the run's request and session. */
-function assemblyInput(input: RunLoopInput, ctx: RunContext): ContextAssemblyInput {
-  const { agent } = input;
-  return {
-    request: ctx.runRequest,
-    sessionId: ctx.sessionId,
-    sessionState: input.sessionState,
-    sessionManager: input.sessionManager,
-    countTokens: (text) => agent.model.countTokens?.(text) ?? Math.ceil(text.length / 4),
-  };
-}
-
-/**
  * The request as the run's context shows it: without `functionInvocationKwargs` and `clientKwargs`, which reach
  * only tools and the model client through the driver. The same object when it holds neither.
  */
@@ -307,7 +298,18 @@ function withoutKwargs<R extends RunRequest>(request: R): R {
  * the run from its latest checkpoint — from the store, never from memory — and goes on from there, up to
  * `budget.maxResumeAttempts` times (default 3). Steps the checkpoint holds are not run again.
  */
-async function runDurably(
+function runDurably(
+  input: RunLoopInput,
+  driver: RunDriver,
+  first: { pattern: Pattern; plan: ResumePlan | null },
+): Promise<unknown> {
+  // A run that is not durable rethrows whatever the pattern throws: it needs no frame of its own, and a run
+  // parked on a tool holds one suspended frame less (S3).
+  if (!driver.durable) return continueRun(driver, first.pattern, first.plan);
+  return resumeWhileRetryable(input, driver, first);
+}
+
+async function resumeWhileRetryable(
   input: RunLoopInput,
   driver: RunDriver,
   first: { pattern: Pattern; plan: ResumePlan | null },

@@ -44,6 +44,8 @@ export interface ExecuteRequestInput {
   session?: { token?: symbol };
   /** Re-enter a scope of the session the caller holds (a child run sharing its parent's session). */
   reentrantToken?: symbol;
+  /** The runtime made the session up for this run: the store may forget it sooner once idle. */
+  generatedSession?: boolean;
 }
 
 const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
@@ -87,6 +89,7 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
     .then(() => {
       const options: SessionScopeOptions = { queueSize: agent.limits.sessionQueueSize };
       if (input.reentrantToken !== undefined) options.reentrantToken = input.reentrantToken;
+      if (input.generatedSession === true) options.generated = true;
       if (resume?.sameRun === true && input.decisions === undefined && input.scope.termination === null) {
         wait = new ResumeWait(request.runId, request.sessionId, resume.checkpointId);
         options.signal = wait.signal;

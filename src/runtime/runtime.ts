@@ -63,7 +63,8 @@ export class Runtime {
   /** Components the config gave as objects: their caller owns them, and `close()` leaves them open. */
   private readonly callerOwned = new Set<unknown>();
   private readonly agents: AgentCache;
-  private readonly sessions = new Map<string, Set<string>>();
+  /** Named sessions that have run here (their ids only: one entry per conversation a server ever saw). */
+  private readonly sessions = new Set<string>();
   private readonly liveRuns = new LiveRuns();
   private readonly decisions = new RunDecisions({
     store: () => this.ready().then(() => this.sessionManager),
@@ -361,7 +362,7 @@ export class Runtime {
       resume?.startAfter ?? 0,
     );
     // A session made up for one run can never be named again; only named sessions are worth tracking.
-    if (request.sessionId !== undefined) this.trackSession(sessionId, agent.id);
+    if (request.sessionId !== undefined) this.sessions.add(sessionId);
     // A child run in its parent's session (agent as tool) re-enters the scope the parent holds.
     const parent = request.parentRunId === undefined ? undefined : this.liveRuns.get(request.parentRunId);
     const session: { token?: symbol } = {};
@@ -372,6 +373,7 @@ export class Runtime {
       log,
       scope,
       session,
+      generatedSession: request.sessionId === undefined && resume === undefined,
       ...(reentrantToken === undefined ? {} : { reentrantToken }),
       ...parts,
     };
@@ -439,15 +441,6 @@ export class Runtime {
   async listRunCheckpoints(runId: string): Promise<string[]> {
     await this.ready();
     return checkpointsOfRun(this.sessionManager, runId);
-  }
-
-  private trackSession(sessionId: string, agentId: string): void {
-    let agents = this.sessions.get(sessionId);
-    if (!agents) {
-      agents = new Set();
-      this.sessions.set(sessionId, agents);
-    }
-    agents.add(agentId);
   }
 
   /** A run's record, from this process or the store. */

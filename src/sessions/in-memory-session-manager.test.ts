@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { registerSessionBuiltins } from "../builtins/builtin-session-managers.js";
+import type { RunRecord, RunStatus } from "../contracts/run-types.js";
 import { RuntimeEvent } from "../contracts/runtime-event.js";
 import { getPlugin } from "../plugins/plugin-registry.js";
 import { describeSessionManagerConformance } from "../testing/session-manager-conformance.js";
@@ -87,5 +88,118 @@ describe("InMemorySessionManager retention", () => {
     expect(await manager.loadEvents("done-1")).toEqual([]);
     expect(await manager.loadRunMessages("done-1")).toEqual([]);
     expect(await manager.loadEvents("done-2")).toHaveLength(1);
+  });
+});
+
+/** A run record as the runtime saves it, in `status`. */
+function runRecord(runId: string, sessionId: string, status: RunStatus): RunRecord {
+  return {
+    runId,
+    agentId: "a",
+    sessionId,
+    status,
+    pendingToolCalls: [],
+    createdAt: "2026-01-01T00:00:00.000Z",
+    updatedAt: "2026-01-01T00:00:00.000Z",
+    lastSequence: 1,
+  };
+}
+
+/** What the runtime stores for one run before its end: its record, then its first event. */
+async function startRun(manager: InMemorySessionManager, runId: string, sessionId = `s-${runId}`) {
+  await manager.saveRun(runRecord(runId, sessionId, "running"));
+  await manager.appendEvents(runId, [
+    new RuntimeEvent("run.started", { resumed: false }, 1, runId, sessionId, "a", 1),
+  ]);
+}
+
+async function hasLog(manager: InMemorySessionManager, runId: string): Promise<boolean> {
+  return (await manager.loadEvents(runId)).length > 0;
+}
+
+describe("InMemorySessionManager bounds", () => {
+  it("drops logs in the order runs finished, once the runs that were open finish", async () => {
+    const manager = new InMemorySessionManager({ maxRunLogs: 2 });
+    for (const runId of ["a", "b", "c", "d"]) await startRun(manager, runId);
+    // Every run is open: none can go, so the store holds more than the limit for now.
+    for (const runId of ["a", "b", "c", "d"]) expect(await hasLog(manager, runId)).toBe(true);
+    for (const runId of ["c", "a", "d"]) await manager.saveRun(runRecord(runId, `s-${runId}`, "done"));
+    // Finishing c and a brought the logs down to the limit, c first; d finished with b still open.
+    expect(await hasLog(manager, "c")).toBe(false);
+    expect(await hasLog(manager, "a")).toBe(false);
+    expect(await hasLog(manager, "b")).toBe(true);
+    expect(await hasLog(manager, "d")).toBe(true);
+    await startRun(manager, "e");
+    expect(await hasLog(manager, "d")).toBe(false);
+    expect(await hasLog(manager, "b")).toBe(true);
+    expect((await manager.getRun("c"))?.status).toBe("done");
+  });
+
+  it("keeps maxRuns records, dropping the first finished with its log and never an open one", async () => {
+    const manager = new InMemorySessionManager({ maxRuns: 2 });
+    await startRun(manager, "open");
+    await manager.saveRun(runRecord("open", "s-open", "waiting"));
+    for (const runId of ["x", "y", "z"]) {
+      await startRun(manager, runId);
+      await manager.saveRun(runRecord(runId, `s-${runId}`, "done"));
+    }
+    expect((await manager.listRuns()).map((record) => record.runId)).toEqual(["open", "z"]);
+    expect(await manager.getRun("x")).toBeNull();
+    expect(await hasLog(manager, "y")).toBe(false);
+    expect(await hasLog(manager, "open")).toBe(true);
+  });
+
+  it("keeps maxSessions sessions, dropping the idlest and never one held or with a run that may go on", async () => {
+    const manager = new InMemorySessionManager({ maxSessions: 2 });
+    await manager.saveRun(runRecord("r", "waiting", "waiting"));
+    await manager.appendMessage("waiting", { role: "user", content: "w" });
+    let release!: () => void;
+    const held = manager.session("held", () => new Promise<void>((done) => (release = done)));
+    await new Promise((done) => setTimeout(done, 1));
+    await manager.appendMessage("idle-1", { role: "user", content: "1" });
+    await manager.appendMessage("idle-2", { role: "user", content: "2" });
+    // Four sessions, two of them pinned: the idle ones went, oldest first, but never the one being written.
+    expect(await manager.listSessions()).toEqual(["waiting", "held", "idle-2"]);
+    release();
+    await held;
+    expect(await manager.listSessions()).toEqual(["waiting", "held"]);
+    await manager.saveRun(runRecord("r", "waiting", "done"));
+    // Its run finished: "waiting" is idle now, and younger than "held".
+    await manager.appendMessage("new", { role: "user", content: "n" });
+    expect(await manager.listSessions()).toEqual(["waiting", "new"]);
+    expect(await manager.loadMessages("waiting")).toEqual([{ role: "user", content: "w" }]);
+  });
+
+  it("forgets a session it was told is generated once it has idled for generatedSessionTtlMs", async () => {
+    vi.useFakeTimers({ now: 0, toFake: ["Date"] });
+    try {
+      const manager = new InMemorySessionManager({ generatedSessionTtlMs: 1000 });
+      await manager.session("made-up", async () => undefined, { generated: true });
+      await manager.session("named", async () => undefined);
+      vi.setSystemTime(999);
+      await manager.session("later", async () => undefined, { generated: true });
+      expect(await manager.listSessions()).toEqual(["made-up", "named", "later"]);
+      vi.setSystemTime(1000);
+      await manager.session("last", async () => undefined);
+      expect(await manager.listSessions()).toEqual(["named", "later", "last"]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("finishes each of many open runs in constant work, not a scan of the runs still open", async () => {
+    const manager = new InMemorySessionManager({ maxRunLogs: 100, maxRuns: 100, maxSessions: 100 });
+    const runs = 2000;
+    const get = vi.spyOn(Map.prototype, "get");
+    try {
+      for (let index = 0; index < runs; index++) await startRun(manager, `run-${index}`);
+      for (let index = 0; index < runs; index++)
+        await manager.saveRun(runRecord(`run-${index}`, `s-run-${index}`, "done"));
+      // A scan of the open runs on each new log would look up about runs² / 2 = 2,000,000 records.
+      expect(get.mock.calls.length).toBeLessThan(runs * 20);
+    } finally {
+      get.mockRestore();
+    }
+    expect((await manager.listRuns()).length).toBe(100);
   });
 });

@@ -13,6 +13,12 @@ import type {
 } from "./session-manager.js";
 import { checkTranscriptIndex, copyRunRecord, firstEventAfter, stampCheckpoint } from "./session-records.js";
 
+/** Defaults of {@link InMemorySessionManagerOptions}, shared with the `in_memory` config schema. */
+export const DEFAULT_MAX_RUN_LOGS = 1000;
+export const DEFAULT_MAX_RUNS = 1000;
+export const DEFAULT_MAX_SESSIONS = 1000;
+export const DEFAULT_GENERATED_SESSION_TTL_MS = 300_000;
+
 /** Options of {@link InMemorySessionManager}. */
 export interface InMemorySessionManagerOptions {
   /** Runs allowed to wait per session when `session()` is not told otherwise. Default 1000. */
@@ -23,10 +29,33 @@ export interface InMemorySessionManagerOptions {
    * here, so an unbounded history would make a long-lived process slower with every run. Default 1000.
    */
   maxRunLogs?: number;
+  /**
+   * Run records kept; past this, the oldest finished run's record goes (with its log). A run that may still go on
+   * is never dropped. Default 1,000.
+   */
+  maxRuns?: number;
+  /**
+   * Sessions kept; past this, the session idle longest goes (state, messages, artifacts, checkpoints). A session
+   * held by a scope, or with a run that may still go on, is never dropped. Default 1,000.
+   */
+  maxSessions?: number;
+  /**
+   * How long a session made up for one run (its request named none) is kept once idle, in ms. Checked on the
+   * store's next write, so no timer keeps the process alive. Default 300,000 (five minutes); 0 drops it at once.
+   */
+  generatedSessionTtlMs?: number;
+}
+
+/** What a run leaves besides its record: its event log and its transcript. */
+interface RunLog {
+  events: RuntimeEvent[] | null;
+  messages: Message[] | null;
 }
 
 interface SessionData {
   state: Record<string, unknown>;
+  /** Made up by the runtime for a request that named no session: nobody can name it but the run's caller. */
+  generated: boolean;
   readonly messages: Message[];
   readonly artifacts: SessionArtifact[];
   /** Map order is insertion order, which is what `listCheckpoints` reports. Made on the first checkpoint. */
@@ -43,14 +72,32 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   private readonly queueSize: number;
   private readonly sessions = new Map<string, SessionData>();
   private readonly runs = new Map<string, RunRecord>();
-  private readonly events = new Map<string, RuntimeEvent[]>();
-  private readonly runMessages = new Map<string, Message[]>();
+  private readonly logs = new Map<string, RunLog>();
+
+  // Retention is kept in ordered maps (insertion order, O(1) delete) so that dropping the oldest candidate never
+  // scans what cannot be dropped: with ten thousand runs waiting, a scan per finished run is quadratic.
+  /** Runs with a log that may be dropped (finished, or never recorded), oldest first. */
+  private readonly droppableLogs = new Map<string, true>();
+  /** Finished runs, in the order they finished. */
+  private readonly finishedRuns = new Map<string, true>();
+  /** Per session: open scopes plus recorded runs that may still go on. A pinned session is never dropped. */
+  private readonly pins = new Map<string, number>();
+  /** Unpinned sessions, idle longest first, with the time they became idle. */
+  private readonly idleSessions = new Map<string, number>();
+  /** The generated ones among them, for their time to live. */
+  private readonly idleGenerated = new Map<string, number>();
 
   private readonly maxRunLogs: number;
+  private readonly maxRuns: number;
+  private readonly maxSessions: number;
+  private readonly generatedSessionTtlMs: number;
 
   constructor(options: InMemorySessionManagerOptions = {}) {
     this.queueSize = options.queueSize ?? DEFAULT_SESSION_QUEUE_SIZE;
-    this.maxRunLogs = options.maxRunLogs ?? 1000;
+    this.maxRunLogs = options.maxRunLogs ?? DEFAULT_MAX_RUN_LOGS;
+    this.maxRuns = options.maxRuns ?? DEFAULT_MAX_RUNS;
+    this.maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+    this.generatedSessionTtlMs = options.generatedSessionTtlMs ?? DEFAULT_GENERATED_SESSION_TTL_MS;
   }
 
   /** Run `fn` holding the session; a nested call passing `scope.token` re-enters and sees the same state. */
@@ -67,13 +114,17 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
     });
     // Reactions rather than an async frame: a run holds its session for its whole life (S3).
     return acquired.then((release) => {
-      const state = this.data(sessionId).state;
+      this.pin(sessionId, 1);
+      const data = this.data(sessionId);
+      if (options.generated === true) data.generated = true;
+      const state = data.state;
       const done = () => {
         // Persist like a durable store would, so a `setState` inside the scope loses to the scope's state; a
         // session deleted inside its scope stays deleted.
         const data = this.sessions.get(sessionId);
         if (data !== undefined) data.state = state;
         release();
+        this.pin(sessionId, -1);
       };
       let result: Promise<T>;
       try {
@@ -108,7 +159,7 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** Forget the session's state, messages, artifacts and checkpoints; its runs and their events stay. */
   async deleteSession(sessionId: string): Promise<void> {
-    this.sessions.delete(sessionId);
+    this.dropSession(sessionId);
   }
 
   /** Sessions with any stored data, in creation order. */
@@ -168,7 +219,24 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** Insert or replace a run record (stored as a copy). */
   async saveRun(record: RunRecord): Promise<void> {
-    this.runs.set(record.runId, copyRunRecord(record));
+    const { runId } = record;
+    const before = this.runs.get(runId);
+    this.runs.set(runId, copyRunRecord(record));
+    const wasOpen = before !== undefined && before.status !== "done";
+    const open = record.status !== "done";
+    if (wasOpen !== open || (wasOpen && before.sessionId !== record.sessionId)) {
+      if (wasOpen) this.pin(before.sessionId, -1);
+      if (open) this.pin(record.sessionId, 1);
+    }
+    if (open) {
+      this.finishedRuns.delete(runId);
+      this.droppableLogs.delete(runId);
+      return;
+    }
+    if (!this.finishedRuns.has(runId)) this.finishedRuns.set(runId, true);
+    if (this.logs.has(runId) && !this.droppableLogs.has(runId)) this.droppableLogs.set(runId, true);
+    this.trimRuns();
+    this.trimLogs();
   }
 
   /** A copy of the run record, or null. */
@@ -191,8 +259,9 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** Append events (ascending sequences) to the run's log. The events themselves are kept, not copied. */
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
-    const log = this.events.get(runId);
-    if (log !== undefined) {
+    const runLog = this.logs.get(runId);
+    const log = runLog?.events;
+    if (log != null) {
       // Sequences only rise: events at or below the last stored one are a retried batch, stored already.
       const last = log.length === 0 ? 0 : log[log.length - 1]!.sequence;
       for (let index = 0; index < events.length; index++) {
@@ -201,25 +270,27 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
       }
       return;
     }
-    this.events.set(runId, events.slice());
-    if (this.events.size > this.maxRunLogs) this.evictOldest(this.events);
+    if (runLog !== undefined) runLog.events = events.slice();
+    else this.addLog(runId, { events: events.slice(), messages: null });
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */
   async loadEvents(runId: string, options: { afterSequence?: number } = {}): Promise<RuntimeEvent[]> {
-    const log = this.events.get(runId);
-    if (log === undefined) return [];
+    const log = this.logs.get(runId)?.events;
+    if (log == null) return [];
     const after = options.afterSequence;
     return after === undefined ? log.slice() : log.slice(firstEventAfter(log, after));
   }
 
   /** Write the run's transcript from `fromIndex` on, replacing what was there; messages are kept by reference. */
   async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
-    let stored = this.runMessages.get(runId);
-    if (stored === undefined) {
+    const runLog = this.logs.get(runId);
+    let stored = runLog?.messages;
+    if (stored == null) {
+      checkTranscriptIndex(runId, fromIndex, 0);
       stored = [];
-      this.runMessages.set(runId, stored);
-      if (this.runMessages.size > this.maxRunLogs) this.evictOldest(this.runMessages);
+      if (runLog !== undefined) runLog.messages = stored;
+      else this.addLog(runId, { events: null, messages: stored });
     }
     checkTranscriptIndex(runId, fromIndex, stored.length);
     stored.length = fromIndex;
@@ -227,8 +298,8 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   }
 
   async loadRunMessages(runId: string, options: { length?: number } = {}): Promise<Message[]> {
-    const stored = this.runMessages.get(runId);
-    if (stored === undefined) return [];
+    const stored = this.logs.get(runId)?.messages;
+    if (stored == null) return [];
     return options.length === undefined ? stored.slice() : stored.slice(0, options.length);
   }
 
@@ -236,7 +307,7 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   async commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint> {
     const { runId, messages } = commit;
     if (messages !== null)
-      checkTranscriptIndex(runId, messages.fromIndex, this.runMessages.get(runId)?.length ?? 0);
+      checkTranscriptIndex(runId, messages.fromIndex, this.logs.get(runId)?.messages?.length ?? 0);
     if (commit.events.length > 0) await this.appendEvents(runId, commit.events);
     if (messages !== null) await this.saveRunMessages(runId, messages.fromIndex, messages.items);
     return this.createCheckpoint(commit.sessionId, commit.checkpoint);
@@ -246,29 +317,103 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   async close(): Promise<void> {
     this.sessions.clear();
     this.runs.clear();
-    this.events.clear();
-    this.runMessages.clear();
+    this.logs.clear();
+    this.droppableLogs.clear();
+    this.finishedRuns.clear();
+    this.pins.clear();
+    this.idleSessions.clear();
+    this.idleGenerated.clear();
   }
 
-  /**
-   * Drop the oldest finished run's log. A run that may still go on (waiting for a decision, or running) keeps
-   * its events and transcript: resuming it needs them.
-   */
-  private evictOldest(logs: Map<string, unknown>): void {
-    for (const runId of logs.keys()) {
-      const status = this.runs.get(runId)?.status;
-      if (status === "waiting" || status === "running" || status === "created") continue;
-      logs.delete(runId);
+  /** A run's first log entry. A run that may still go on (waiting, running) keeps its log: resuming needs it. */
+  private addLog(runId: string, log: RunLog): void {
+    this.logs.set(runId, log);
+    const status = this.runs.get(runId)?.status;
+    if (status === undefined || status === "done") this.droppableLogs.set(runId, true);
+    this.trimLogs();
+  }
+
+  /** Drop the oldest droppable logs until no more than `maxRunLogs` are kept, or none is droppable. */
+  private trimLogs(): void {
+    while (this.logs.size > this.maxRunLogs) {
+      const oldest = first(this.droppableLogs);
+      if (oldest === undefined) return;
+      this.droppableLogs.delete(oldest);
+      this.logs.delete(oldest);
+    }
+  }
+
+  /** Drop the records (and logs) of the runs that finished first until no more than `maxRuns` are kept. */
+  private trimRuns(): void {
+    while (this.runs.size > this.maxRuns) {
+      const oldest = first(this.finishedRuns);
+      if (oldest === undefined) return;
+      this.finishedRuns.delete(oldest);
+      this.runs.delete(oldest);
+      this.droppableLogs.delete(oldest);
+      this.logs.delete(oldest);
+    }
+  }
+
+  /** Count a scope or an open run on the session; at zero it becomes idle and may be dropped. */
+  private pin(sessionId: string, by: 1 | -1): void {
+    const pins = (this.pins.get(sessionId) ?? 0) + by;
+    if (pins > 0) {
+      this.pins.set(sessionId, pins);
+      this.idleSessions.delete(sessionId);
+      this.idleGenerated.delete(sessionId);
       return;
     }
+    this.pins.delete(sessionId);
+    if (this.sessions.has(sessionId)) this.markIdle(sessionId);
+  }
+
+  /** `sessionId` idles from now on; `keep` is left alone however many sessions there are (it is being written). */
+  private markIdle(sessionId: string, keep?: string): void {
+    const now = Date.now();
+    this.idleSessions.delete(sessionId);
+    this.idleSessions.set(sessionId, now);
+    if (this.sessions.get(sessionId)?.generated === true) {
+      this.idleGenerated.delete(sessionId);
+      this.idleGenerated.set(sessionId, now);
+    }
+    this.trimSessions(now, keep);
+  }
+
+  /** Drop generated sessions idle past their time to live, then the idlest until `maxSessions` are kept. */
+  private trimSessions(now: number, keep: string | undefined): void {
+    for (;;) {
+      const oldest = first(this.idleGenerated);
+      if (oldest === undefined || oldest === keep) break;
+      if (now - (this.idleGenerated.get(oldest) as number) < this.generatedSessionTtlMs) break;
+      this.dropSession(oldest);
+    }
+    while (this.sessions.size > this.maxSessions) {
+      const idlest = first(this.idleSessions);
+      if (idlest === undefined || idlest === keep) return;
+      this.dropSession(idlest);
+    }
+  }
+
+  private dropSession(sessionId: string): void {
+    this.sessions.delete(sessionId);
+    this.idleSessions.delete(sessionId);
+    this.idleGenerated.delete(sessionId);
   }
 
   private data(sessionId: string): SessionData {
     let data = this.sessions.get(sessionId);
     if (data === undefined) {
-      data = { state: {}, messages: [], artifacts: [], checkpoints: null };
+      data = { state: {}, generated: false, messages: [], artifacts: [], checkpoints: null };
       this.sessions.set(sessionId, data);
+      if (!this.pins.has(sessionId)) this.markIdle(sessionId, sessionId);
     }
     return data;
   }
+}
+
+/** The first key of an ordered map, without copying it. */
+function first(map: Map<string, unknown>): string | undefined {
+  for (const key of map.keys()) return key;
+  return undefined;
 }

@@ -23,6 +23,11 @@ export interface SessionScopeOptions {
   /** Runs allowed to wait for the session; one more is refused with `SessionQueueFullError`. */
   queueSize?: number;
   signal?: AbortSignal;
+  /**
+   * The runtime made the session up because the run's request named none: only the run's caller knows its id,
+   * so a store bounded in memory may forget it sooner once it is idle.
+   */
+  generated?: boolean;
 }
 
 export interface SessionScope {

@@ -24,6 +24,7 @@ import {
 } from "../../sessions/session-records.js";
 import { AppendHandles } from "./append-handles.js";
 import { decodeFileName, encodeFileName } from "./encode-file-name.js";
+import { DEFAULT_MAX_LINE_BYTES } from "./jsonl-line-limit.js";
 import { type JsonlFileMark, readJsonlFile } from "./read-jsonl-file.js";
 import { eventJson, loadRun, loadSession, type RunEntry, type SessionEntry } from "./replay-jsonl-records.js";
 import { SharedFileLocks } from "./shared-file-locks.js";
@@ -42,9 +43,6 @@ export interface JsonlFileSessionManagerOptions {
 
 /** Append handles kept open at most: a run's file and its session's file are two. */
 const KEPT_HANDLES = 64;
-
-/** The default `max_line_bytes`: 16 MiB. */
-export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 const SESSION_TYPES: ReadonlySet<string> = new Set(["state", "message", "artifact", "checkpoint"]);
 const RUN_TYPES: ReadonlySet<string> = new Set(["record", "event", "messages"]);
@@ -539,3 +537,5 @@ async function changed(path: string, mark: JsonlFileMark): Promise<boolean> {
     throw error;
   }
 }
+
+export { DEFAULT_MAX_LINE_BYTES };

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { type PluginDefinition, registerBuiltin } from "../../plugins/plugin-registry.js";
 import type { SessionManager } from "../../sessions/session-manager.js";
-import { DEFAULT_MAX_LINE_BYTES, JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
+import { DEFAULT_MAX_LINE_BYTES } from "./jsonl-line-limit.js";
 
 /** Config of the `jsonl_file` session manager; `root_dir` resolves against the config's directory. */
 export const JSONL_FILE_SESSION_MANAGER_CONFIG = z.object({
@@ -15,7 +15,9 @@ const jsonlFileSessionManager: PluginDefinition<SessionManager> = {
   kind: "session",
   type: "jsonl_file",
   configSchema: JSONL_FILE_SESSION_MANAGER_CONFIG,
-  create(config, context) {
+  // The store's modules load when a config names it, not with every runtime.
+  async create(config, context) {
+    const { JsonlFileSessionManager } = await import("./jsonl-file-session-manager.js");
     return new JsonlFileSessionManager({
       rootDir: resolve(context.baseDir, config.root_dir as string),
       fsync: config.fsync as boolean,

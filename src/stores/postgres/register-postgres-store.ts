@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { type PluginDefinition, registerBuiltin } from "../../plugins/plugin-registry.js";
 import type { SessionManager } from "../../sessions/session-manager.js";
-import { PostgresSessionManager } from "./postgres-session-manager.js";
 
 /** Config of the `postgres` session store. */
 export const POSTGRES_STORE_CONFIG = z.object({
@@ -20,8 +19,10 @@ const postgresStore: PluginDefinition<SessionManager> = {
   type: "postgres",
   configSchema: POSTGRES_STORE_CONFIG,
   requiresPackage: "pg",
-  create(config) {
+  // The store's modules load when a config names it, not with every runtime.
+  async create(config) {
     const parsed = POSTGRES_STORE_CONFIG.parse(config);
+    const { PostgresSessionManager } = await import("./postgres-session-manager.js");
     // Connect and migrate at startup, so a bad connection string fails config loading, not the first run.
     return PostgresSessionManager.open({
       connectionString: parsed.connection_string,

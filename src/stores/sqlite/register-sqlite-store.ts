@@ -2,7 +2,6 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { type PluginDefinition, registerBuiltin } from "../../plugins/plugin-registry.js";
 import type { SessionManager } from "../../sessions/session-manager.js";
-import { SqliteSessionManager } from "./sqlite-session-manager.js";
 
 /** Config of the `sqlite` session store; `db_path` resolves against the config's directory. */
 export const SQLITE_STORE_CONFIG = z.object({
@@ -16,8 +15,10 @@ const sqliteStore: PluginDefinition<SessionManager> = {
   kind: "session",
   type: "sqlite",
   configSchema: SQLITE_STORE_CONFIG,
-  create(config, context) {
+  // The store's modules load when a config names it, not with every runtime.
+  async create(config, context) {
     const parsed = SQLITE_STORE_CONFIG.parse(config);
+    const { SqliteSessionManager } = await import("./sqlite-session-manager.js");
     // Open and migrate at startup, so a missing binding or an unwritable path fails config loading, not a run.
     return SqliteSessionManager.open({
       dbPath: parsed.db_path === ":memory:" ? ":memory:" : resolve(context.baseDir, parsed.db_path),
