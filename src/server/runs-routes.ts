@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
-import type { RunRecord, RunResult } from "../contracts/run-types.js";
+import type { RunRecord, RunResult, RunStatus } from "../contracts/run-types.js";
 import type { ToolDecision } from "../loop/decisions.js";
 import { parseCheckpointId } from "../loop/run-state.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -17,7 +17,9 @@ const MAX_INPUT_CHARS = 1_000_000;
 /**
  * The runs API: list agents; start a run (wait for its result, or 202 with its id at once); read a run; stream
  * its events as SSE from any sequence; decide, cancel and resume it; list its checkpoints. A tenant sees only
- * the runs it started: another tenant's run is as unknown as a run that never was.
+ * the runs it started: another tenant's run is as unknown as a run that never was. `GET /runs` lists them
+ * (newest first, by agent, status or session) and `GET /runs/:id/policy` gives a run's effective permission
+ * policy, each rule with its source.
  */
 export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<ServerEnv> {
   const app = new Hono<ServerEnv>();
@@ -56,6 +58,33 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
     return c.json({ runId: request.runId }, 202, { location: `${c.req.path}/${request.runId}` });
   });
 
+  app.get("/runs", async (c) => {
+    const tenant = c.get("tenant");
+    const status = c.req.query("status");
+    if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus))
+      throw badRequest(
+        "request.query",
+        `?status= must be one of ${RUN_STATUSES.join(", ")}, not '${status}'`,
+        "Leave it out for runs of every status",
+      );
+    const sessionId = c.req.query("sessionId");
+    const agentId = c.req.query("agentId");
+    const limit = limitOf(c.req.query("limit"));
+    const records = await runtime.listRuns({
+      ...(status === undefined ? {} : { status: status as RunStatus }),
+      ...(sessionId === undefined
+        ? {}
+        : { sessionId: storedSessionId(tenant, checkId(sessionId, "session id")) }),
+    });
+    // The store answers for every tenant: this one's runs only, newest first.
+    const runs = records
+      .filter((record) => ownsRun(tenant, record) && (agentId === undefined || record.agentId === agentId))
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+      .slice(0, limit)
+      .map((record) => presentRecord(tenant, record));
+    return c.json({ runs });
+  });
+
   app.get("/runs/:runId", async (c) => {
     const record = await ownedRun(runtime, c.get("tenant"), c.req.param("runId"));
     return c.json(presentRecord(c.get("tenant"), record));
@@ -81,6 +110,12 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
   app.get("/runs/:runId/checkpoints", async (c) => {
     const record = await ownedRun(runtime, c.get("tenant"), c.req.param("runId"));
     return c.json({ checkpoints: await runtime.listRunCheckpoints(record.runId) });
+  });
+
+  app.get("/runs/:runId/policy", async (c) => {
+    const record = await ownedRun(runtime, c.get("tenant"), c.req.param("runId"));
+    // The policy the run's next step would have: its agent's, with the skills its session has loaded.
+    return c.json(await runtime.getEffectivePolicy(record.agentId, { sessionId: record.sessionId }));
   });
 
   app.post("/runs/:runId/decisions", async (c) => {
@@ -143,6 +178,19 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
   });
 
   return app;
+}
+
+const RUN_STATUSES: readonly RunStatus[] = ["created", "running", "waiting", "done"];
+
+function limitOf(given: string | undefined): number {
+  if (given === undefined) return 100;
+  if (!/^[1-9][0-9]{0,3}$/.test(given))
+    throw badRequest(
+      "request.query",
+      "?limit= must be a whole number from 1 to 9999",
+      "Leave it out for 100",
+    );
+  return Number(given);
 }
 
 /** The run, when it exists and this tenant started it; else 404, the same answer for both. */
