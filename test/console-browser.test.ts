@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +6,7 @@ import { z } from "zod";
 import { defineTool, type Message, Runtime } from "../src/index.js";
 import { type KeelServer, serveKeel } from "../src/server/index.js";
 import { type ScriptStep, scriptedModel } from "../src/testing/index.js";
+import { useBuiltConsole } from "./support/cli-process.js";
 import { repoRoot } from "./support/compile-for-children.js";
 
 /**
@@ -18,7 +18,6 @@ import { repoRoot } from "./support/compile-for-children.js";
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const TOKEN = "console-test-token";
 const SHOTS = join(repoRoot, "test-artifacts", "console");
-const CONSOLE_DIR = join(repoRoot, "dist", "console");
 
 if (!existsSync(CHROMIUM))
   console.warn(`console-browser.test.ts is skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
@@ -38,26 +37,6 @@ const payOnce: ScriptStep = ({ messages }) =>
         usage: { inputTokens: 812, outputTokens: 36 },
       }
     : { deltas: ["Paid ", "invoice INV-2024-118: ", "$420."], usage: { inputTokens: 901, outputTokens: 18 } };
-
-function newestIn(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestIn(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** Build the console unless dist/console is newer than its sources (`npm run build` builds it too). */
-function buildConsole(): void {
-  const index = join(CONSOLE_DIR, "index.html");
-  if (existsSync(index) && newestIn(join(repoRoot, "console")) <= statSync(index).mtimeMs) return;
-  execFileSync(
-    process.execPath,
-    [join(repoRoot, "node_modules/vite/bin/vite.js"), "build", "--config", "console/vite.config.ts"],
-    { cwd: repoRoot, stdio: "pipe", env: { ...process.env, NODE_ENV: "production" } },
-  );
-}
 
 async function startServer(): Promise<{ runtime: Runtime; server: KeelServer }> {
   const tick = defineTool({
@@ -146,8 +125,8 @@ describe.skipIf(!existsSync(CHROMIUM))("the web console in Chromium", () => {
   let page: Page;
   const pageErrors: string[] = [];
 
+  useBuiltConsole();
   beforeAll(async () => {
-    buildConsole();
     mkdirSync(SHOTS, { recursive: true });
     ({ runtime, server } = await startServer());
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });

@@ -44,7 +44,9 @@ const PAGE_HEADERS = {
  * and kept gzipped in memory (the whole console is a few tens of KB). Serving it needs no token — it holds no
  * data; the page asks for the token and sends it to the API like any client.
  */
-export function createConsoleApp(options: ConsoleOptions & { guard: (c: Context) => void }): Hono<ServerEnv> {
+export function createConsoleApp(
+  options: ConsoleOptions & { guard: (c: Context) => void; basePath: string },
+): Hono<ServerEnv> {
   const directory = options.directory ?? defaultConsoleDirectory();
   let loaded: Promise<Map<string, Asset>> | undefined;
   const assets = () => {
@@ -79,13 +81,15 @@ export function createConsoleApp(options: ConsoleOptions & { guard: (c: Context)
       },
     });
   };
-  app.get("/", async (c) => {
-    // The page reaches the API by relative paths: under a base path it must be the folder, with its slash.
-    const url = new URL(c.req.url);
-    if (!url.pathname.endsWith("/")) return c.redirect(`${url.pathname}/${url.search}`, 308);
-    return serve(c, "index.html");
-  });
-  app.get("/assets/:file", (c) => serve(c, `assets/${c.req.param("file")}`));
+  // The page reaches the API by relative paths: under a base path it is the folder, with its slash.
+  const folder = options.basePath.replace(/\/$/, "");
+  app.get(`${folder}/`, (c) => serve(c, "index.html"));
+  if (folder !== "")
+    app.get(folder, (c) => {
+      const url = new URL(c.req.url);
+      return c.redirect(`${url.pathname}/${url.search}`, 308);
+    });
+  app.get(`${folder}/assets/:file`, (c) => serve(c, `assets/${c.req.param("file")}`));
   app.onError((error) => errorResponse(error));
   return app;
 }

@@ -85,8 +85,12 @@ export function createKeelApp(runtime: Runtime, options: KeelHandlerOptions = {}
   // Before the API, whose middleware asks every request for a token: the page is served without one.
   if (options.console !== undefined && options.console !== false)
     app.route(
-      base,
-      createConsoleApp({ ...(options.console === true ? {} : options.console), guard: guardHost }),
+      "/",
+      createConsoleApp({
+        ...(options.console === true ? {} : options.console),
+        guard: guardHost,
+        basePath: base,
+      }),
     );
 
   const api = new Hono<ServerEnv>();

@@ -76,9 +76,11 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
         ? {}
         : { sessionId: storedSessionId(tenant, checkId(sessionId, "session id")) }),
     });
-    // The store answers for every tenant: this one's runs only, newest first.
+    // The store answers for every tenant: this one's runs only, newest first (a store lists the oldest first, so
+    // runs started in the same millisecond keep that order reversed).
     const runs = records
       .filter((record) => ownsRun(tenant, record) && (agentId === undefined || record.agentId === agentId))
+      .reverse()
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
       .slice(0, limit)
       .map((record) => presentRecord(tenant, record));
