@@ -64,19 +64,4 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
   return (await request(path, { method: "POST", body: JSON.stringify(body) })).json() as Promise<T>;
 }
 
-export interface AgentSummary {
-  id: string;
-  name: string;
-}
-
-// The wire types are the server's own (type-only imports: nothing of the server reaches the bundle).
-/** A call a run waits on, as `tool.suspended` and a result's `pendingToolCalls` give it. */
-export type {
-  RunRecord,
-  RunResult,
-  RunStatus,
-  RunUsage,
-  SuspendedToolCall as SuspendedCall,
-} from "../../src/contracts/run-types.js";
-export type { ToolDecision as Decision } from "../../src/contracts/tool-decision.js";
-export type { EffectivePolicy, PolicyRule } from "../../src/permissions/effective-policy.js";
+export type * from "./wire-types.js";

@@ -1,16 +1,8 @@
 import { createParser } from "eventsource-parser";
 import { ApiError, type Decision, type RunResult, request } from "./api.js";
+import type { Chunk } from "./wire-types.js";
 
-/** One chunk of a run's stream, as the server writes it in an SSE frame's `data:`. */
-export interface Chunk {
-  kind: string;
-  sequence: number;
-  timestampMs: number;
-  runId: string;
-  agentId: string;
-  sessionId: string;
-  payload: Record<string, unknown>;
-}
+export type { Chunk };
 
 export interface FollowOptions {
   runId: string;

@@ -1,5 +1,4 @@
-import type { RunResult, SuspendedCall } from "./api.js";
-import type { Chunk } from "./event-stream.js";
+import type { Chunk, RunResult, SuspendedCall } from "./wire-types.js";
 
 export type SpanKind = "step" | "model" | "tool" | "suspension" | "decision" | "error" | "checkpoint";
 export type SpanState = "active" | "ok" | "error" | "waiting" | "denied";
@@ -101,7 +100,8 @@ export function applyChunk(model: RunModel, chunk: Chunk): boolean {
       sequence: chunk.sequence,
       ...fields,
     };
-    if (!made.instant) model.open.set(made.key, made);
+    if (made.instant) made.end = made.start;
+    else model.open.set(made.key, made);
     made.key = `${made.key}@${chunk.sequence}`;
     model.spans.push(made);
     return made;
