@@ -148,7 +148,8 @@ export function applyChunk(model: RunModel, chunk: Chunk): boolean {
       const tokens = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
       const duration = num(payload.durationMs);
       close("model", "ok", {
-        note: `${usage.inputTokens ?? 0} in · ${usage.outputTokens ?? 0} out`,
+        // A model that reports no usage (a scripted one) gets no token note rather than "0 in · 0 out".
+        ...(tokens > 0 ? { note: `${usage.inputTokens ?? 0} in · ${usage.outputTokens ?? 0} out` } : {}),
         detail: {
           tokens: usage,
           stopReason: payload.stopReason,

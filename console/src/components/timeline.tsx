@@ -43,11 +43,6 @@ export function Timeline({ model, selected }: { model: RunModel; selected?: stri
       <div class="tl-row tl-axis">
         <div class="tl-label">Event</div>
         <div class="tl-track">
-          {[0, 0.25, 0.5, 0.75, 1].map((fraction) => (
-            <span class="tl-tick" style={{ left: `${fraction * 100}%` }} key={fraction}>
-              {fraction === 0 ? "0" : formatDuration(total * fraction)}
-            </span>
-          ))}
           {model.checkpoints.map((checkpoint) => (
             <span
               key={checkpoint.checkpointId}
@@ -55,6 +50,15 @@ export function Timeline({ model, selected }: { model: RunModel; selected?: stri
               style={{ left: position(checkpoint.timestampMs) }}
               title={`Checkpoint after step ${checkpoint.step}`}
             />
+          ))}
+          {[0, 0.25, 0.5, 0.75, 1].map((fraction) => (
+            <span
+              class={`tl-tick${fraction === 0 ? " first" : fraction === 1 ? " last" : ""}`}
+              style={{ left: `${fraction * 100}%` }}
+              key={fraction}
+            >
+              {fraction === 0 ? "0" : formatDuration(total * fraction)}
+            </span>
           ))}
         </div>
       </div>
