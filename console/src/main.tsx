@@ -66,9 +66,11 @@ function App() {
       />
     );
   const agent =
-    route.page === "chat"
-      ? (agents.find((candidate) => candidate.id === route.agentId) ?? agents[0])
-      : undefined;
+    route.page !== "chat"
+      ? undefined
+      : route.agentId === undefined
+        ? agents[0]
+        : agents.find((candidate) => candidate.id === route.agentId);
   return (
     <div class="shell">
       <nav class="sidebar">
@@ -121,7 +123,11 @@ function App() {
           <ChatView key={agent.id} agent={agent} navigate={navigate} />
         )}
         {access === "open" && route.page === "chat" && agent === undefined && (
-          <div class="empty page">This server has no agents.</div>
+          <div class="empty page">
+            {route.agentId === undefined
+              ? "This server has no agents."
+              : `This server has no agent '${route.agentId}': pick one on the left.`}
+          </div>
         )}
         {access === "open" && route.page === "runs" && <RunsView agents={agents} navigate={navigate} />}
         {access === "open" && route.page === "run" && (

@@ -160,16 +160,8 @@ export function applyChunk(model: RunModel, chunk: Chunk): boolean {
       break;
     }
     case "llm.failed":
+      // The run's own failure (run.failed) is the error row; the call's bar turns red with the error inside.
       close("model", "error", { detail: { error: payload.errorDetails ?? payload.error } });
-      span({
-        key: `error:${chunk.sequence}`,
-        kind: "error",
-        label: str(payload.error),
-        start: at,
-        instant: true,
-        state: "error",
-        detail: { ...(payload.errorDetails as object) },
-      });
       break;
     case "usage.updated": {
       const usage = payload.usage as { costUsd?: number | null } | undefined;

@@ -141,8 +141,13 @@ function SpanDetail({ span, duration }: { span: Span; duration: number }) {
     message,
     code,
     tokens,
+    retryable: _retryable,
+    context,
     ...rest
   } = span.detail as Record<string, unknown>;
+  // An error's context is worth showing only when it says something.
+  if (typeof context === "object" && context !== null && Object.keys(context).length > 0)
+    rest.context = context;
   return (
     <div class={`tl-detail tl-detail-${span.kind}`}>
       <dl class="facts">
