@@ -141,13 +141,11 @@ function SpanDetail({ span, duration }: { span: Span; duration: number }) {
     message,
     code,
     tokens,
+    // An error's run, session and step are the row's own; whether it may be retried is the runtime's business.
     retryable: _retryable,
-    context,
+    context: _context,
     ...rest
   } = span.detail as Record<string, unknown>;
-  // An error's context is worth showing only when it says something.
-  if (typeof context === "object" && context !== null && Object.keys(context).length > 0)
-    rest.context = context;
   return (
     <div class={`tl-detail tl-detail-${span.kind}`}>
       <dl class="facts">
