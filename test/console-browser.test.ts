@@ -319,6 +319,28 @@ describe.skipIf(!existsSync(CHROMIUM))("the web console in Chromium", () => {
     await page.waitForSelector('[data-testid="policy"] table');
     expect(await page.textContent('[data-testid="policy"]')).toContain("pay");
     await shot(page, "10-policy");
+  });
+
+  it("branches a new run from a checkpoint, which waits again and is approved on its own page", async () => {
+    await page.goto(`${server.url}/?token=${TOKEN}#/runs`);
+    await page.selectOption(".filters select >> nth=0", "payments");
+    await expect.poll(() => page.locator('[data-testid="runs"] tbody tr').count()).toBe(1);
+    const parent = (await page.getAttribute('[data-testid="runs"] tbody tr', "data-run-id"))!;
+    await page.click('[data-testid="runs"] tbody tr');
+    await page.click('[role="tab"]:has-text("Checkpoints")');
+    await page.click('[data-testid="checkpoints"] .checkpoint-head');
+    await page.click('.checkpoint.open button:has-text("Branch")');
+    await page.waitForURL((url) => url.hash.startsWith("#/runs/") && !url.hash.includes(parent));
+    // The branch starts where the parent waited: at the call to approve.
+    await page.waitForSelector('[data-testid="approval"]');
+    expect(page.url()).not.toContain(parent);
+    const child = decodeURIComponent(page.url().split("#/runs/")[1]!);
+    expect((await runtime.getRun(child))?.parentRunId).toBe(parent);
+    await page.waitForSelector(`.subtitle a[href="#/runs/${parent}"]`);
+    await shot(page, "11-branch");
+    await page.click('[data-testid="approval"] .button.approve');
+    await page.waitForSelector('[data-testid="run-summary"][data-phase="finished"]');
+    expect(await page.textContent(".answer-card .answer-text")).toBe("Paid invoice INV-2024-118: $420.");
     expect(pageErrors).toEqual([]);
   });
 });

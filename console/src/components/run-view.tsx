@@ -1,4 +1,5 @@
-import { type AgentSummary, type ApiError, postJson } from "../api.js";
+import { useEffect, useState } from "preact/hooks";
+import { type AgentSummary, type ApiError, getJson, postJson, type RunRecord } from "../api.js";
 import { answerText } from "../run-model.js";
 import { useRun } from "../use-run.js";
 import { ApprovalCard } from "./approval-card.js";
@@ -17,6 +18,12 @@ export function RunView({
 }) {
   const handle = useRun(runId);
   const model = handle.model;
+  const [record, setRecord] = useState<RunRecord | null>(null);
+  useEffect(() => {
+    getJson<RunRecord>(`runs/${runId}`)
+      .then(setRecord)
+      .catch(() => {});
+  }, [runId]);
   if (handle.error !== null && (model === null || model.events.length === 0))
     return (
       <div class="page">
@@ -44,6 +51,12 @@ export function RunView({
               <>
                 {" "}
                 · session <code>{model.sessionId}</code>
+              </>
+            )}
+            {record?.parentRunId && (
+              <>
+                {" "}
+                · branched from <a href={`#/runs/${record.parentRunId}`}>{record.parentRunId.slice(0, 8)}</a>
               </>
             )}
           </div>
