@@ -38,6 +38,13 @@ async function handlerWith(options: KeelHandlerOptions = {}) {
     agents: [
       { id: "echo", name: "Echo" },
       {
+        id: "broken",
+        name: "Broken",
+        llm: scriptedModel([{ error: { type: "response", message: "cut off" } }], {
+          whenExhausted: "repeat-last",
+        }),
+      },
+      {
         id: "payer",
         name: "Payer",
         tools: [pay],
@@ -93,6 +100,24 @@ describe("GET /runs", () => {
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { code: "request.query" } });
     expect((await call("/runs?limit=0", { token: "alice" })).status).toBe(400);
+  });
+});
+
+describe("a failed run's error", () => {
+  it("names the client's session (its context, the result's metadata, the stream), never the stored one", async () => {
+    const { call } = await handlerWith({ token: "alice" });
+    const response = await call("/runs", {
+      token: "alice",
+      json: { agentId: "broken", inputText: "hi", sessionId: "mine", wait: true },
+    });
+    const result = (await response.json()) as {
+      runId: string;
+      errorDetails: { context: { sessionId: string } };
+    };
+    expect(result.errorDetails.context.sessionId).toBe("mine");
+    const stream = await (await call(`/runs/${result.runId}/events`, { token: "alice" })).text();
+    expect(stream).toContain('"sessionId":"mine"');
+    expect(stream).not.toContain("~mine");
   });
 });
 

@@ -7,7 +7,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { afterSequenceOf, booleanField, checkId, jsonBody, stringField } from "./request-input.js";
 import { badRequest, notFound, ServerRequestError } from "./server-error.js";
 import { SSE_HEADERS, type SseChunk, type SseStreamOptions, sseRunStream } from "./sse-run-stream.js";
-import { ownsRun, presentRecord, storedSessionId, type Tenant } from "./tenancy.js";
+import { clientSessionId, ownsRun, presentRecord, storedSessionId, type Tenant } from "./tenancy.js";
 
 export type ServerEnv = { Variables: { tenant: Tenant } };
 
@@ -53,7 +53,7 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
       ),
       ...(durable === undefined ? {} : { durable }),
     };
-    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request)));
+    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request), tenant));
     await startDetached(runtime.stream(request));
     return c.json({ runId: request.runId }, 202, { location: `${c.req.path}/${request.runId}` });
   });
@@ -137,7 +137,7 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
         { headers: SSE_HEADERS },
       );
     }
-    return c.json(presentResult(await runtime.decide({ runId: record.runId, decisions })));
+    return c.json(presentResult(await runtime.decide({ runId: record.runId, decisions }), tenant));
   });
 
   app.post("/runs/:runId/cancel", async (c) => {
@@ -174,7 +174,7 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
       resumeFromCheckpoint: checkpointId,
       ...(branch ? { branch: true, runId: randomUUID() } : {}),
     };
-    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request)));
+    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request), tenant));
     await startDetached(runtime.stream(request));
     return c.json({ runId: request.runId ?? record.runId }, 202);
   });
@@ -210,19 +210,58 @@ async function startDetached(chunks: AsyncIterableIterator<unknown>): Promise<vo
   await chunks.return?.();
 }
 
-function presentResult(result: RunResult): Omit<RunResult, "exception"> {
+function presentResult(result: RunResult, tenant: Tenant): Omit<RunResult, "exception"> {
   // The exception is a live error object; its code, message and hint are already in `error`/`errorDetails`.
   const { exception: _exception, ...rest } = result;
-  return rest;
+  const shown = { ...rest, metadata: withClientSession(tenant, rest.metadata) };
+  return rest.errorDetails === undefined
+    ? shown
+    : {
+        ...shown,
+        errorDetails: { ...rest.errorDetails, context: withClientSession(tenant, rest.errorDetails.context) },
+      };
+}
+
+/**
+ * Where a value names the run's session as the store has it (a result's metadata, an error's context, the
+ * `session.acquired` payload), the client sees its own id, as everywhere else.
+ */
+function withClientSession<T extends Record<string, unknown> | undefined>(tenant: Tenant, value: T): T {
+  const sessionId = value?.sessionId;
+  if (typeof sessionId !== "string" || !sessionId.startsWith(tenant.prefix)) return value;
+  return { ...value, sessionId: clientSessionId(tenant, sessionId) };
 }
 
 function presenter(tenant: Tenant): (chunk: SseChunk) => unknown {
   return (chunk) => {
-    const withSession = chunk as SseChunk & { sessionId?: string; result?: RunResult };
+    const withSession = chunk as SseChunk & {
+      sessionId?: string;
+      result?: RunResult;
+      payload?: Record<string, unknown> & {
+        errorDetails?: { context?: Record<string, unknown> };
+        result?: RunResult;
+      };
+    };
     let shown: Record<string, unknown> = { ...withSession };
     if (typeof withSession.sessionId === "string" && withSession.sessionId.startsWith(tenant.prefix))
       shown.sessionId = withSession.sessionId.slice(tenant.prefix.length);
-    if (withSession.result !== undefined) shown = { ...shown, result: presentResult(withSession.result) };
+    if (withSession.result !== undefined)
+      shown = { ...shown, result: presentResult(withSession.result, tenant) };
+    const payload = withSession.payload;
+    if (payload !== undefined) {
+      let presented = withClientSession(tenant, payload);
+      if (payload.result !== undefined)
+        presented = { ...presented, result: presentResult(payload.result, tenant) };
+      if (payload.errorDetails !== undefined)
+        presented = {
+          ...presented,
+          errorDetails: {
+            ...payload.errorDetails,
+            context: withClientSession(tenant, payload.errorDetails.context),
+          },
+        };
+      shown.payload = presented;
+    }
     return shown;
   };
 }
