@@ -115,12 +115,21 @@ export function useRun(runId: string | null): RunHandle {
     (decisions: Decision[]) => {
       const current = model.current;
       if (current === null) return Promise.resolve();
+      const before = { phase: current.phase, pending: current.pending };
+      const sentAfter = current.lastSequence;
       current.phase = "running";
       current.pending = current.pending.filter(
         (call) => !decisions.some((decision) => decision.toolCallId === call.toolCallId),
       );
       redraw();
-      return follow((options) => decideAndFollow({ ...options, decisions }));
+      return follow((options) =>
+        decideAndFollow({ ...options, decisions }).catch((error: unknown) => {
+          // A refused decision leaves the run waiting as it was: show its calls again, with the reason.
+          if (current.lastSequence === sentAfter && current.phase === "running")
+            Object.assign(current, before);
+          throw error;
+        }),
+      );
     },
     [follow, redraw],
   );
