@@ -19,12 +19,23 @@ function restore(runId: string): RunModel {
 }
 
 function persist(model: RunModel): void {
+  const key = CACHE_PREFIX + model.runId;
+  const text = JSON.stringify(model.events);
+  if (text.length > MAX_CACHED_CHARS) {
+    sessionStorage.removeItem(key);
+    return;
+  }
   try {
-    const text = JSON.stringify(model.events);
-    if (text.length <= MAX_CACHED_CHARS) sessionStorage.setItem(CACHE_PREFIX + model.runId, text);
-    else sessionStorage.removeItem(CACHE_PREFIX + model.runId);
+    sessionStorage.setItem(key, text);
   } catch {
-    // A full storage only costs the next reload a replay from the start.
+    // The tab's storage is full: the other runs' events make room (they replay from the server if opened again).
+    for (const other of Object.keys(sessionStorage))
+      if (other.startsWith(CACHE_PREFIX) && other !== key) sessionStorage.removeItem(other);
+    try {
+      sessionStorage.setItem(key, text);
+    } catch {
+      // Still too much: the next reload reads this run from its start.
+    }
   }
 }
 
