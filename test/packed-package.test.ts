@@ -111,6 +111,12 @@ describe("the packed package", { timeout: SLOW }, () => {
     }
   });
 
+  it("carries the built web console that keel serve serves", () => {
+    const files = packed.files;
+    expect(files).toContain("dist/console/index.html");
+    expect(files.filter((file) => file.startsWith("dist/console/assets/")).length).toBeGreaterThan(0);
+  });
+
   it("installs none of its optional peers", () => {
     for (const peer of ["libsql", "pg", "vitest", "@ai-sdk/provider", "@modelcontextprotocol/sdk"]) {
       expect(existsSync(join(app, "node_modules", peer)), peer).toBe(false);

@@ -16,7 +16,8 @@ function* productFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) yield* productFiles(full);
-    else if (/\.(ts|mjs|js|json|md)$/.test(entry.name) && !/\.test(-d)?\.ts$/.test(entry.name)) yield full;
+    else if (/\.(ts|tsx|css|html|mjs|js|json|md)$/.test(entry.name) && !/\.test(-d)?\.ts$/.test(entry.name))
+      yield full;
   }
 }
 
@@ -31,7 +32,11 @@ const READ_BY_USERS = [
 
 describe("the product's words", () => {
   it("no source file outside the tests, and no user-facing page, holds CJK text or names a seed document", () => {
-    const files = [...productFiles(path.join(root, "src")), ...productFiles(path.join(root, "examples"))];
+    const files = [
+      ...productFiles(path.join(root, "src")),
+      ...productFiles(path.join(root, "examples")),
+      ...productFiles(path.join(root, "console")),
+    ];
     for (const page of READ_BY_USERS) files.push(path.join(root, page));
     const found: string[] = [];
     for (const file of files) {

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../src/index.js";
 import { serveKeel } from "../src/server/index.js";
 import { waitFor } from "./support/child-processes.js";
-import { startKeel, useBuiltCli } from "./support/cli-process.js";
+import { startKeel, useBuiltCli, useBuiltConsole } from "./support/cli-process.js";
 import { runtimeWith } from "./support/harness.js";
 
 /** Send raw bytes to the server and read what it answers until it closes the connection. */
@@ -125,6 +125,7 @@ describe("serveKeel on a real socket", () => {
 
 describe("keel serve", () => {
   useBuiltCli();
+  useBuiltConsole();
   const dir = mkdtempSync(join(tmpdir(), "keel-serve-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -147,12 +148,37 @@ describe("keel serve", () => {
         stopReason: "completed",
         finalOutput: "Echo: hi (history=0)",
       });
+      // The web console is at the root unless --no-console.
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-type")).toContain("text/html");
+      expect(child.stdout).toContain(`Console: ${url}/`);
       child.kill("SIGINT");
       await child.done;
       expect(child.code).toBe(130);
       await expect(fetch(`${url}/agents`)).rejects.toThrow();
     } finally {
       if (child.code === undefined) child.kill("SIGKILL");
+    }
+  }, 30_000);
+
+  it("serves no console with --no-console", async () => {
+    const config = join(dir, "agent.json");
+    writeFileSync(config, JSON.stringify({ agents: [{ id: "echo", name: "Echo" }] }));
+    const child = startKeel(["serve", config, "--port", "0", "--no-console"]);
+    try {
+      await waitFor(
+        () => /at (http:\S+)/.test(child.stdout) || child.code !== undefined,
+        () => `the server to listen; stdout:\n${child.stdout}\nstderr:\n${child.stderr}`,
+      );
+      const url = /at (http:\S+)/.exec(child.stdout)![1]!;
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(404);
+      expect(await page.json()).toMatchObject({ error: { code: "route.unknown" } });
+      expect(child.stdout).not.toContain("Console:");
+    } finally {
+      child.kill("SIGKILL");
+      await child.done;
     }
   }, 30_000);
 });

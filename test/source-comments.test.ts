@@ -8,9 +8,9 @@ import { describe, expect, it } from "vitest";
  * (decision records under docs/decisions/ may, and are not scanned).
  */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const SCANNED = ["src", "test", "bench", "examples", "scripts"];
+const SCANNED = ["src", "test", "bench", "examples", "scripts", "console"];
 const SKIPPED = new Set(["node_modules", "vendor", "dist"]);
-const CODE = /\.(ts|mts|mjs|js|cjs)$/;
+const CODE = /\.(ts|tsx|mts|mjs|js|cjs)$/;
 // The id families of the external requirements document: two or three capitals, a dash, a number.
 const CITATION = new RegExp(
   `\\b(${["RT", "LC", "TL", "CX", "LM", "DR", "SB", "MCP", "ST", "HP", "UX", "OB", "SC"].join("|")})-\\d+`,

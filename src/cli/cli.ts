@@ -66,6 +66,7 @@ const COMMANDS = {
     host: { type: "string" },
     token: { type: "string" },
     "resume-interrupted": { type: "boolean" },
+    "no-console": { type: "boolean" },
     ...HELP,
   },
 } as const;
@@ -88,6 +89,7 @@ Usage:
   keel pending <config> <runId> [--json]
   keel policy <config> [--agent ID] [--session ID] [--json]
   keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted]
+              [--no-console]
   keel help | --help
   keel --version
 
@@ -107,7 +109,8 @@ Commands:
   serve        Serve the config's agents over HTTP (the runs API with resumable event streams) until
                Ctrl-C or SIGTERM: --port (default 8787), --host (default 127.0.0.1), --token (or
                KEEL_SERVER_TOKEN; needed off loopback), --resume-interrupted (resume durable runs a dead
-               process left running, before listening)
+               process left running, before listening); the web console is at its root (/) unless
+               --no-console
 
 Options for run:
   -              In place of the input: read it from stdin (keel run agent.json - < prompt.txt)
@@ -201,7 +204,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
   if (command === "serve") {
     if (positionals.length !== 1)
       throw new UsageError(
-        "Usage: keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted]",
+        "Usage: keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted] [--no-console]",
       );
     const port = values.port === undefined ? 8787 : Number(values.port);
     if (typeof values.port === "string" && !/^\d{1,5}$/.test(values.port))
@@ -214,6 +217,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       host: typeof values.host === "string" ? values.host : "127.0.0.1",
       token,
       resumeInterrupted: values["resume-interrupted"] === true,
+      console: values["no-console"] !== true,
       stdout: io.stdout,
       stderr: io.stderr,
       ...(io.signal === undefined ? {} : { signal: io.signal }),

@@ -3,6 +3,7 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Runtime } from "../runtime/runtime.js";
 import { type AgUiAppOptions, type AgUiScope, createAgUiApp } from "./ag-ui/create-ag-ui-app.js";
+import { type ConsoleOptions, createConsoleApp } from "./create-console-app.js";
 import { runsRoutes, type ServerEnv } from "./runs-routes.js";
 import { errorResponse, ServerRequestError } from "./server-error.js";
 import { clientSessionId, ownsRun, storedSessionId, type Tenant, tenantOf } from "./tenancy.js";
@@ -46,6 +47,12 @@ export interface KeelHandlerOptions {
    * it out. Default: on, profile v6.
    */
   uiMessageStream?: false | Omit<UiMessageStreamAppOptions, "sessionId">;
+  /**
+   * The web console at the base path's root (`GET /` and its `assets/`): chat with the agents, follow a run on
+   * its timeline, decide suspended calls, browse runs, checkpoints and policies. The page itself needs no
+   * token; it asks for one and sends it to the API. Default: off (`keel serve` turns it on).
+   */
+  console?: boolean | ConsoleOptions;
 }
 
 /**
@@ -71,9 +78,24 @@ export function createKeelApp(runtime: Runtime, options: KeelHandlerOptions = {}
     ),
   );
 
+  const guardHost = (c: Context) => {
+    if (given !== undefined) checkHost(c.req.header("host"), c.req.header("origin"), allowedHosts());
+  };
+  const base = normalizeBasePath(options.basePath);
+  // Before the API, whose middleware asks every request for a token: the page is served without one.
+  if (options.console !== undefined && options.console !== false)
+    app.route(
+      "/",
+      createConsoleApp({
+        ...(options.console === true ? {} : options.console),
+        guard: guardHost,
+        basePath: base,
+      }),
+    );
+
   const api = new Hono<ServerEnv>();
   api.use(async (c, next) => {
-    if (given !== undefined) checkHost(c.req.header("host"), c.req.header("origin"), allowedHosts());
+    guardHost(c);
     const tenantToken = authenticate(c.req.header("authorization"), tokens);
     c.set("tenant", tenantOf(tenantToken));
     await next();
@@ -105,7 +127,7 @@ export function createKeelApp(runtime: Runtime, options: KeelHandlerOptions = {}
     api.route("/ui", createUiMessageStreamApp(runtime, { ...options.uiMessageStream, sessionId }));
   }
   for (const [path, sub] of Object.entries(options.mount ?? {})) api.route(path, sub);
-  app.route(normalizeBasePath(options.basePath), api);
+  app.route(base, api);
   return app;
 }
 
@@ -186,7 +208,7 @@ function normalizeBasePath(basePath: string | undefined): string {
 
 function routesHint(options: KeelHandlerOptions): string {
   const base = normalizeBasePath(options.basePath).replace(/\/$/, "");
-  return `The API: GET ${base}/agents, POST ${base}/runs, GET ${base}/runs/:runId[/events|/checkpoints], POST ${base}/runs/:runId/(decisions|cancel|resume)`;
+  return `The API: GET ${base}/agents, GET|POST ${base}/runs, GET ${base}/runs/:runId[/events|/checkpoints|/policy], POST ${base}/runs/:runId/(decisions|cancel|resume)`;
 }
 
 export type { ServerEnv };

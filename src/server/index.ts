@@ -5,6 +5,7 @@
 
 export type { AgUiProfile } from "./ag-ui/ag-ui-types.js";
 export { type AgUiAppOptions, type AgUiScope, createAgUiApp } from "./ag-ui/create-ag-ui-app.js";
+export type { ConsoleOptions } from "./create-console-app.js";
 export {
   createKeelApp,
   createKeelHandler,

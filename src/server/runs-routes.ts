@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
-import type { RunRecord, RunResult } from "../contracts/run-types.js";
+import type { RunRecord, RunResult, RunStatus } from "../contracts/run-types.js";
 import type { ToolDecision } from "../loop/decisions.js";
 import { parseCheckpointId } from "../loop/run-state.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { afterSequenceOf, booleanField, checkId, jsonBody, stringField } from "./request-input.js";
 import { badRequest, notFound, ServerRequestError } from "./server-error.js";
 import { SSE_HEADERS, type SseChunk, type SseStreamOptions, sseRunStream } from "./sse-run-stream.js";
-import { ownsRun, presentRecord, storedSessionId, type Tenant } from "./tenancy.js";
+import { clientSessionId, ownsRun, presentRecord, storedSessionId, type Tenant } from "./tenancy.js";
 
 export type ServerEnv = { Variables: { tenant: Tenant } };
 
@@ -17,7 +17,9 @@ const MAX_INPUT_CHARS = 1_000_000;
 /**
  * The runs API: list agents; start a run (wait for its result, or 202 with its id at once); read a run; stream
  * its events as SSE from any sequence; decide, cancel and resume it; list its checkpoints. A tenant sees only
- * the runs it started: another tenant's run is as unknown as a run that never was.
+ * the runs it started: another tenant's run is as unknown as a run that never was. `GET /runs` lists them
+ * (newest first, by agent, status or session) and `GET /runs/:id/policy` gives a run's effective permission
+ * policy, each rule with its source.
  */
 export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<ServerEnv> {
   const app = new Hono<ServerEnv>();
@@ -51,9 +53,38 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
       ),
       ...(durable === undefined ? {} : { durable }),
     };
-    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request)));
+    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request), tenant));
     await startDetached(runtime.stream(request));
     return c.json({ runId: request.runId }, 202, { location: `${c.req.path}/${request.runId}` });
+  });
+
+  app.get("/runs", async (c) => {
+    const tenant = c.get("tenant");
+    const status = c.req.query("status");
+    if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus))
+      throw badRequest(
+        "request.query",
+        `?status= must be one of ${RUN_STATUSES.join(", ")}, not '${status}'`,
+        "Leave it out for runs of every status",
+      );
+    const sessionId = c.req.query("sessionId");
+    const agentId = c.req.query("agentId");
+    const limit = limitOf(c.req.query("limit"));
+    const records = await runtime.listRuns({
+      ...(status === undefined ? {} : { status: status as RunStatus }),
+      ...(sessionId === undefined
+        ? {}
+        : { sessionId: storedSessionId(tenant, checkId(sessionId, "session id")) }),
+    });
+    // The store answers for every tenant: this one's runs only, newest first (a store lists the oldest first, so
+    // runs started in the same millisecond keep that order reversed).
+    const runs = records
+      .filter((record) => ownsRun(tenant, record) && (agentId === undefined || record.agentId === agentId))
+      .reverse()
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+      .slice(0, limit)
+      .map((record) => presentRecord(tenant, record));
+    return c.json({ runs });
   });
 
   app.get("/runs/:runId", async (c) => {
@@ -83,6 +114,12 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
     return c.json({ checkpoints: await runtime.listRunCheckpoints(record.runId) });
   });
 
+  app.get("/runs/:runId/policy", async (c) => {
+    const record = await ownedRun(runtime, c.get("tenant"), c.req.param("runId"));
+    // The policy the run's next step would have: its agent's, with the skills its session has loaded.
+    return c.json(await runtime.getEffectivePolicy(record.agentId, { sessionId: record.sessionId }));
+  });
+
   app.post("/runs/:runId/decisions", async (c) => {
     const tenant = c.get("tenant");
     const record = await ownedRun(runtime, tenant, c.req.param("runId"));
@@ -100,7 +137,7 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
         { headers: SSE_HEADERS },
       );
     }
-    return c.json(presentResult(await runtime.decide({ runId: record.runId, decisions })));
+    return c.json(presentResult(await runtime.decide({ runId: record.runId, decisions }), tenant));
   });
 
   app.post("/runs/:runId/cancel", async (c) => {
@@ -137,12 +174,25 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
       resumeFromCheckpoint: checkpointId,
       ...(branch ? { branch: true, runId: randomUUID() } : {}),
     };
-    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request)));
+    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request), tenant));
     await startDetached(runtime.stream(request));
     return c.json({ runId: request.runId ?? record.runId }, 202);
   });
 
   return app;
+}
+
+const RUN_STATUSES: readonly RunStatus[] = ["created", "running", "waiting", "done"];
+
+function limitOf(given: string | undefined): number {
+  if (given === undefined) return 100;
+  if (!/^[1-9][0-9]{0,3}$/.test(given))
+    throw badRequest(
+      "request.query",
+      "?limit= must be a whole number from 1 to 9999",
+      "Leave it out for 100",
+    );
+  return Number(given);
 }
 
 /** The run, when it exists and this tenant started it; else 404, the same answer for both. */
@@ -160,19 +210,58 @@ async function startDetached(chunks: AsyncIterableIterator<unknown>): Promise<vo
   await chunks.return?.();
 }
 
-function presentResult(result: RunResult): Omit<RunResult, "exception"> {
+function presentResult(result: RunResult, tenant: Tenant): Omit<RunResult, "exception"> {
   // The exception is a live error object; its code, message and hint are already in `error`/`errorDetails`.
   const { exception: _exception, ...rest } = result;
-  return rest;
+  const shown = { ...rest, metadata: withClientSession(tenant, rest.metadata) };
+  return rest.errorDetails === undefined
+    ? shown
+    : {
+        ...shown,
+        errorDetails: { ...rest.errorDetails, context: withClientSession(tenant, rest.errorDetails.context) },
+      };
+}
+
+/**
+ * Where a value names the run's session as the store has it (a result's metadata, an error's context, the
+ * `session.acquired` payload), the client sees its own id, as everywhere else.
+ */
+function withClientSession<T extends Record<string, unknown> | undefined>(tenant: Tenant, value: T): T {
+  const sessionId = value?.sessionId;
+  if (typeof sessionId !== "string" || !sessionId.startsWith(tenant.prefix)) return value;
+  return { ...value, sessionId: clientSessionId(tenant, sessionId) };
 }
 
 function presenter(tenant: Tenant): (chunk: SseChunk) => unknown {
   return (chunk) => {
-    const withSession = chunk as SseChunk & { sessionId?: string; result?: RunResult };
+    const withSession = chunk as SseChunk & {
+      sessionId?: string;
+      result?: RunResult;
+      payload?: Record<string, unknown> & {
+        errorDetails?: { context?: Record<string, unknown> };
+        result?: RunResult;
+      };
+    };
     let shown: Record<string, unknown> = { ...withSession };
     if (typeof withSession.sessionId === "string" && withSession.sessionId.startsWith(tenant.prefix))
       shown.sessionId = withSession.sessionId.slice(tenant.prefix.length);
-    if (withSession.result !== undefined) shown = { ...shown, result: presentResult(withSession.result) };
+    if (withSession.result !== undefined)
+      shown = { ...shown, result: presentResult(withSession.result, tenant) };
+    const payload = withSession.payload;
+    if (payload !== undefined) {
+      let presented = withClientSession(tenant, payload);
+      if (payload.result !== undefined)
+        presented = { ...presented, result: presentResult(payload.result, tenant) };
+      if (payload.errorDetails !== undefined)
+        presented = {
+          ...presented,
+          errorDetails: {
+            ...payload.errorDetails,
+            context: withClientSession(tenant, payload.errorDetails.context),
+          },
+        };
+      shown.payload = presented;
+    }
     return shown;
   };
 }

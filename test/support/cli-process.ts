@@ -19,6 +19,34 @@ export function useBuiltCli(): void {
   }, 120_000);
 }
 
+/** Before the file's tests, build the web console into dist/console unless it is newer than its sources. */
+export function useBuiltConsole(): void {
+  beforeAll(() => {
+    const index = join(repoRoot, "dist/console/index.html");
+    if (existsSync(index) && newestFile(join(repoRoot, "console")) <= statSync(index).mtimeMs) return;
+    const vite = join(repoRoot, "node_modules/vite/bin/vite.js");
+    execFileSync(
+      process.execPath,
+      [vite, "build", "--config", "console/vite.config.ts", "--logLevel", "warn"],
+      {
+        cwd: repoRoot,
+        stdio: "pipe",
+        // Vitest sets NODE_ENV=test, which would make a development build.
+        env: { ...process.env, NODE_ENV: "production" },
+      },
+    );
+  }, 120_000);
+}
+
+function newestFile(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestFile(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
 function newestSource(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

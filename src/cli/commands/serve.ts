@@ -8,6 +8,8 @@ export interface ServeCommandOptions {
   host: string;
   token: string | undefined;
   resumeInterrupted: boolean;
+  /** Serve the web console at the root. */
+  console: boolean;
   stdout: OutputStream;
   stderr: OutputStream;
   /** Aborting it stops the server (main.ts wires Ctrl-C to it; the command adds SIGTERM itself). */
@@ -29,10 +31,12 @@ export async function serveCommand(options: ServeCommandOptions): Promise<number
       port: options.port,
       host: options.host,
       resumeInterrupted: options.resumeInterrupted,
+      console: options.console,
       onNotice: (message) => options.stderr.write(`${message}\n`),
       ...(options.token === undefined ? {} : { token: options.token }),
     });
     options.stdout.write(`Keel is serving ${runtime.listAgents().length} agent(s) at ${server.url}\n`);
+    if (options.console) options.stdout.write(`Console: ${server.url}/\n`);
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once("SIGTERM", stop);
