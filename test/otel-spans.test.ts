@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { importOtelApi } from "../src/events/create-otel-bridge.js";
+import { importOtelApi } from "../src/events/import-otel-api.js";
 import { createOtelBridge, defineTool, PluginLoadError, Runtime } from "../src/index.js";
 import { scriptedModel } from "../src/testing/index.js";
 import { memoryTracing, type SpanView } from "./support/otel-spans.js";

@@ -1,12 +1,12 @@
 import type * as OtelApi from "@opentelemetry/api";
 import type { EventBus } from "../contracts/runtime-event.js";
-import { PluginLoadError } from "../errors/error-classes.js";
 import { AsyncEventBus } from "./async-event-bus.js";
+import { importOtelApi } from "./import-otel-api.js";
+import { OTEL_API_PACKAGE } from "./otel-api-package.js";
 import { OtelBridgeEventBus } from "./otel-bridge-event-bus.js";
 import type { TraceContextCarrier } from "./trace-context-carrier.js";
 
-/** The npm package the `otel_bridge` event bus needs (an optional peer dependency of Keel). */
-export const OTEL_API_PACKAGE = "@opentelemetry/api";
+export { OTEL_API_PACKAGE };
 
 /** Options of {@link createOtelBridge}. */
 export interface OtelBridgeOptions {
@@ -42,23 +42,4 @@ export async function createOtelBridge(
     inner: options.inner ?? new AsyncEventBus(),
     captureContent: options.captureContent === true,
   });
-}
-
-/** Import the OpenTelemetry API; a missing package is a `PluginLoadError` naming it. */
-export async function importOtelApi(specifier: string = OTEL_API_PACKAGE): Promise<typeof OtelApi> {
-  // A variable specifier keeps TypeScript and bundlers from requiring the optional package at build time.
-  let module: typeof OtelApi & { default?: typeof OtelApi };
-  try {
-    module = await import(specifier);
-  } catch (error) {
-    throw new PluginLoadError(
-      `event bus "otel_bridge" needs the npm package ${OTEL_API_PACKAGE}, which could not be imported`,
-      {
-        hint: `npm install ${OTEL_API_PACKAGE} (and an OpenTelemetry SDK to export the spans)`,
-        cause: error,
-      },
-    );
-  }
-  // The API is CommonJS: Node exposes its named exports on the namespace, older loaders only on `default`.
-  return module.trace === undefined && module.default !== undefined ? module.default : module;
 }
