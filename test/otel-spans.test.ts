@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { importOtelApi } from "../src/events/import-otel-api.js";
 import { createOtelBridge, defineTool, PluginLoadError, Runtime } from "../src/index.js";
@@ -68,9 +71,11 @@ const one = (spans: SpanView[], name: string) => {
 
 describe("otel_bridge spans", () => {
   const open: Runtime[] = [];
+  const dir = mkdtempSync(join(tmpdir(), "keel-otel-spans-"));
   afterEach(async () => {
     for (const runtime of open.splice(0)) await runtime.close();
   });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("traces a run with a tool call: invoke_agent, then chat and execute_tool beneath it", async () => {
     const { runtime, tracing } = await tracedRuntime(ADD_THEN_ANSWER);
@@ -239,6 +244,41 @@ describe("otel_bridge spans", () => {
       expect(one(spans, "execute_tool add").attributes["gen_ai.tool.call.arguments"]).toBe('{"a":2,"b":40}');
       // The bus still delivers events to subscribers: it forwards to its inner async bus.
       expect(runtime.eventBus.getHistory({ name: "run.finished" })).toHaveLength(1);
+    } finally {
+      trace.disable();
+    }
+  });
+
+  it("keeps a suspended run's trace when a file_logging bus wraps the bridge", async () => {
+    const tracing = memoryTracing();
+    trace.setGlobalTracerProvider(tracing.provider);
+    try {
+      const runtime = await Runtime.fromDict({
+        events: {
+          type: "file_logging",
+          config: {
+            inner: { type: "otel_bridge" },
+            log_path: join(tmpdir(), `keel-otel-${process.pid}.jsonl`),
+          },
+        },
+        agents: [
+          {
+            id: "helper",
+            name: "Helper",
+            tools: [pay],
+            llm: scriptedModel([
+              { toolCalls: [{ id: "p1", name: "pay", arguments: { amount: 1 } }] },
+              { text: "ok" },
+            ]),
+          },
+        ],
+      });
+      open.push(runtime);
+      const suspended = await runtime.runDetailed({ agentId: "helper", inputText: "pay" });
+      await runtime.decide({ runId: suspended.runId, decisions: [{ toolCallId: "p1", action: "approve" }] });
+      const [first, resumed] = byName(tracing.spans(), "invoke_agent helper");
+      expect(resumed!.parentSpanId).toBe(first!.spanId);
+      expect(resumed!.traceId).toBe(first!.traceId);
     } finally {
       trace.disable();
     }

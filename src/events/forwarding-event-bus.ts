@@ -1,10 +1,15 @@
 import { type EventBus, type EventHandler, RuntimeEvent } from "../contracts/runtime-event.js";
+import {
+  isTraceContextCarrier,
+  type RunTraceContext,
+  type TraceContextCarrier,
+} from "./trace-context-carrier.js";
 
 /**
  * The part every wrapping event bus shares: subscriptions and history belong to the inner bus, and what is
  * published is forwarded there. Subclasses add what they do with each event in `publish`.
  */
-export abstract class ForwardingEventBus implements EventBus {
+export abstract class ForwardingEventBus implements EventBus, TraceContextCarrier {
   constructor(protected readonly inner: EventBus) {}
 
   /** Subscribe on the inner bus. */
@@ -29,6 +34,12 @@ export abstract class ForwardingEventBus implements EventBus {
   /** Clear the inner bus's history. */
   clearHistory(): void {
     this.inner.clearHistory();
+  }
+
+  /** The inner bus's trace context of a run: a tracing bus wrapped in this one still keeps its runs' traces. */
+  traceContextOf(runId: string): RunTraceContext | undefined {
+    const inner = this.inner;
+    return isTraceContextCarrier(inner) ? inner.traceContextOf(runId) : undefined;
   }
 
   flush(): Promise<void> {

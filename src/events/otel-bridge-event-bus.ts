@@ -14,7 +14,7 @@ import {
   runUsageAttributes,
   type SpanAttributes,
 } from "./gen-ai-attributes.js";
-import type { RunTraceContext, TraceContextCarrier } from "./trace-context-carrier.js";
+import type { RunTraceContext } from "./trace-context-carrier.js";
 
 /** What {@link OtelBridgeEventBus} is made with: the loaded `@opentelemetry/api` and a tracer from it. */
 export interface OtelBridgeParts {
@@ -50,7 +50,7 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
  * `captureContent`. The run's trace context is kept in its checkpoints, so a run resumed in another process
  * continues the same trace. Tracing errors are logged and never reach the run.
  */
-export class OtelBridgeEventBus extends ForwardingEventBus implements TraceContextCarrier {
+export class OtelBridgeEventBus extends ForwardingEventBus {
   private readonly api: typeof OtelApi;
   private readonly tracer: OtelApi.Tracer;
   private readonly captureContent: boolean;
@@ -86,7 +86,7 @@ export class OtelBridgeEventBus extends ForwardingEventBus implements TraceConte
     await this.inner.close();
   }
 
-  traceContextOf(runId: string): RunTraceContext | undefined {
+  override traceContextOf(runId: string): RunTraceContext | undefined {
     return this.runs.get(runId)?.carried;
   }
 
