@@ -9,12 +9,13 @@ export function keelTool(name, execute, inputSchema) {
 }
 
 /**
- * A runtime with one agent on `model` and `tools`, defaults everywhere else (async bus; the in-memory store
- * unless `session` names another, as a config's `session` entry does).
+ * A runtime with one agent on `model` and `tools`, defaults everywhere else (the async bus unless `events` names
+ * another; the in-memory store unless `session` names another, as a config's `session` entry does).
  */
-export function createKeelRuntime({ model, tools, maxSteps = 64, session }) {
+export function createKeelRuntime({ model, tools, maxSteps = 64, session, events }) {
   return Runtime.fromDict({
     ...(session === undefined ? {} : { session }),
+    ...(events === undefined ? {} : { events }),
     agents: [{ id: AGENT_ID, name: "Bench", tools, llm: model, runtime: { max_steps: maxSteps } }],
   });
 }

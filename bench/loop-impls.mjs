@@ -13,10 +13,11 @@ export function loopImpls(toolSteps) {
 }
 
 /**
- * Keel on the workload. `session` is the runtime's session store (the in-memory one when absent); `durable`
- * makes every run durable, and `onOpen(runtime)` runs once per instance before anything is timed.
+ * Keel on the workload. `session` is the runtime's session store (the in-memory one when absent), `events` its
+ * event bus (the async one when absent); `durable` makes every run durable, and `onOpen(runtime)` runs once per
+ * instance before anything is timed.
  */
-export function keelLoopImpl(toolSteps, { impl = "keel", session, durable = false, onOpen } = {}) {
+export function keelLoopImpl(toolSteps, { impl = "keel", session, events, durable = false, onOpen } = {}) {
   const steps = toolSteps + 1;
   return {
     impl,
@@ -26,6 +27,7 @@ export function keelLoopImpl(toolSteps, { impl = "keel", session, durable = fals
         tools: [keelTool("add", add, ADD_SCHEMA)],
         maxSteps: steps + 5,
         session,
+        events,
       });
       const request = { agentId: AGENT_ID, inputText: "Add the numbers.", ...(durable ? { durable } : {}) };
       const runOnce = async () => {

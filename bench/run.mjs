@@ -6,6 +6,7 @@ import os from "node:os";
 import { a1Allocation } from "./scenarios/a1-allocation.mjs";
 import { h1HeldHeap } from "./scenarios/h1-held-heap.mjs";
 import { s1LoopOverhead } from "./scenarios/s1-loop-overhead.mjs";
+import { s1Otel } from "./scenarios/s1-otel.mjs";
 import { s2Streaming } from "./scenarios/s2-streaming.mjs";
 import { s3ParkedRuns } from "./scenarios/s3-parked-runs.mjs";
 import { s3SuspendedRuns } from "./scenarios/s3-suspended-runs.mjs";
@@ -17,6 +18,7 @@ import { t1ToolCalls } from "./scenarios/t1-tool-calls.mjs";
 
 const SCENARIOS = {
   S1: s1LoopOverhead,
+  S1OTEL: s1Otel,
   S2: s2Streaming,
   S3: s3ParkedRuns,
   S3S: s3SuspendedRuns,

@@ -165,6 +165,7 @@ export {
   toErrorDetails,
 } from "./errors/keel-error.js";
 export { AsyncEventBus } from "./events/async-event-bus.js";
+export { createOtelBridge, OTEL_API_PACKAGE, type OtelBridgeOptions } from "./events/create-otel-bridge.js";
 export {
   EVENT_SCHEMAS,
   type EventName,
@@ -173,6 +174,11 @@ export {
 } from "./events/event-schemas.js";
 export { FileLoggingEventBus } from "./events/file-logging-event-bus.js";
 export type { PayloadField } from "./events/payload-fields.js";
+export {
+  isTraceContextCarrier,
+  type RunTraceContext,
+  type TraceContextCarrier,
+} from "./events/trace-context-carrier.js";
 export { getLogger, type Logger, setLogger } from "./logging/logger.js";
 export type { StickyAction, ToolDecision } from "./loop/decisions.js";
 export type { LoadedRunState } from "./loop/resume/index.js";

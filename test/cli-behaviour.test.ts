@@ -51,7 +51,7 @@ describe("keel run ends when its run ends", () => {
     const run = await keel(["run", path, "go"]);
     expect(run.code, run.stderr).toBe(1);
     expect(run.stdout).toMatch(
-      /^→ hang \{\}\n✗ hang Tool 'hang' was stopped: the run ran out of time .*\n✗ timeout · 1 step · 1 llm call · 1 tool call · /,
+      /^→ hang \{\}\n✗ hang Tool 'hang' was stopped: the run ran out of time .*\n {2}step 1 · .*\n✗ timeout · 1 step · 1 llm call · 1 tool call · /,
     );
     expect(run.stderr).toContain("The run ran out of time at step 1");
     const runs = await keel(["runs", path, "--json"]);
@@ -103,7 +103,7 @@ describe("keel run's input and its words on stderr", () => {
     const path = config("no-llm.json", {});
     const run = await keel(["run", path, "-"], { input: "hello from stdin\n" });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^Echo: hello from stdin \(history=0\)\n✓ completed/);
+    expect(run.stdout).toMatch(/^Echo: hello from stdin \(history=0\)\n {2}step 1 · .*\n✓ completed/);
     expect(run.stderr).toBe(
       `[keel] note: agent 'a' has no "llm", so it runs on the offline mock model 'mock-echo', which echoes the ` +
         `input (and calls a tool for "/tool <id> <query>"); set "llm" to use a real model\n`,

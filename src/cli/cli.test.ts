@@ -65,7 +65,9 @@ describe("keel run (readable)", () => {
     expect(coloured.out).toContain("\u001b[");
     const plain = await cli(["run", path, "hi"], { isTTY: true, env: { NO_COLOR: "1" } });
     expect(plain.out).not.toContain("\u001b[");
-    expect(plain.out).toMatch(/^hi\n✓ completed · 1 step · 1 llm call · 0 tool calls/);
+    expect(plain.out).toMatch(
+      /^hi\n {2}step 1 · \d+(\.\d+)? (ms|s) · \d+ in \/ \d+ out · \$0\n✓ completed · 1 step · 1 llm call · 0 tool calls/,
+    );
   });
 
   it("exits 1 and prints the error with its hint when the run fails", async () => {
@@ -207,7 +209,7 @@ describe("keel command line", () => {
     expect(err).toBe("Unknown command 'rnu'. Did you mean 'run'?\nRun 'keel --help' for usage.\n");
     const far = await cli(["deploy"]);
     expect(far.err).toContain(
-      "Unknown command 'deploy'. Commands: run, validate, runs, checkpoints, resume, decide, pending, policy, serve, help.",
+      "Unknown command 'deploy'. Commands: run, validate, runs, checkpoints, trace, resume, decide, pending, policy, serve, help.",
     );
     const option = await cli(["--verison"]);
     expect(option.err).toContain("Unknown option '--verison'. Did you mean '--version'?");
@@ -348,8 +350,13 @@ describe("keel runs", () => {
 
     const all = await cli(["runs", path]);
     expect(all.code).toBe(0);
-    expect(all.out.trim().split("\n")).toHaveLength(2);
-    expect(all.out).toMatch(/ {2}done \(completed\) {2}agent assistant {2}session s1 /);
+    const [headings, ...rows] = all.out.trimEnd().split("\n");
+    expect(headings).toMatch(/^RUN +AGENT +STATUS +STEPS +ELAPSED +TOKENS IN\/OUT +COST +SESSION +UPDATED$/);
+    expect(rows).toHaveLength(2);
+    // Each row: its id, agent, status, steps, elapsed time, tokens and cost (from its run.finished), session.
+    expect(rows[0]).toMatch(
+      /^[0-9a-f-]{36} {2}assistant {2}done \(completed\) +1 +\d+(\.\d+)? (ms|s) +\d+ \/ \d+ +\$0 +s1 +\d{4}-/,
+    );
 
     const json = await cli(["runs", path, "--session", "s2", "--json"]);
     const records = jsonLines(json.out);
@@ -452,7 +459,9 @@ describe("keel run --durable, keel checkpoints and keel resume", () => {
     const { code, out, err } = await cli(["resume", path, `${runId}:step:2`, "--branch"]);
     expect(err).toBe("");
     expect(code).toBe(0);
-    expect(out).toMatch(/^The sum is 42\.\n✓ completed · 2 steps · 2 llm calls · 1 tool call · /);
+    expect(out).toMatch(
+      /^The sum is 42\.\n {2}step 2 · [^\n]+\n✓ completed · 2 steps · 2 llm calls · 1 tool call · /,
+    );
     const branchId = runIdOf(out);
     expect(branchId).not.toBe(runId);
     const runs = await cli(["runs", path, "--json"]);

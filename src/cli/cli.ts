@@ -1,3 +1,4 @@
+// Past 400 lines: the usage text and the dispatch of every command sit together, so the two cannot drift.
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { nearMatch } from "../config/near-match.js";
@@ -13,6 +14,8 @@ export interface CliIO {
   stderr: OutputStream;
   /** Whether stdout is a terminal (colour is used only then). Default false. */
   isTTY?: boolean;
+  /** The terminal's width in columns, when stdout is one (`keel trace` sizes its bars by it). */
+  columns?: number;
   /** Environment for `NO_COLOR` and `KEEL_DEBUG`; `process.env` when absent. */
   env?: Readonly<Record<string, string | undefined>>;
   /** Aborting it cancels a running `keel run` (main.ts wires Ctrl-C to it). */
@@ -48,6 +51,7 @@ const COMMANDS = {
     ...JSON_FLAGS,
   },
   checkpoints: JSON_FLAGS,
+  trace: JSON_FLAGS,
   resume: { branch: { type: "boolean" }, ...JSON_FLAGS },
   decide: {
     value: { type: "string" },
@@ -82,6 +86,7 @@ Usage:
   keel run <config> "<input>"|- [--agent ID] [--session ID] [--json] [--durable]
   keel validate <config>
   keel runs <config> [--session ID] [--status STATUS] [--json]
+  keel trace <config> <runId> [--json]
   keel checkpoints <config> <runId> [--json]
   keel resume <config> <checkpointId> [--branch] [--json]
   keel decide <config> <runId> <toolCallId> approve|deny|result
@@ -96,7 +101,10 @@ Usage:
 Commands:
   run          Run an agent on the input and stream what it does: text, tool calls, a summary
   validate     Check a config file and list its agents
-  runs         List the runs the config's session store knows (status: created, running, waiting, done)
+  runs         List the runs the config's session store knows (status: created, running, waiting, done),
+               with each run's steps, duration, tokens and cost
+  trace        Draw a run from its stored events as a timeline: steps, model calls with tokens and cost,
+               tool calls, suspensions, decisions and errors, as bars by duration (--json: the timeline)
   checkpoints  List a run's checkpoints, oldest first, the latest marked
   resume       Resume a run from a checkpoint and stream it as run does: the run's latest checkpoint
                continues the run (unless another process is running it); with --branch, a new run starts
@@ -139,7 +147,7 @@ Options for policy:
 
 Exit codes: 0 completed, 2 suspended (a tool call awaits approval), 1 any other outcome or error,
   130 interrupted (Ctrl-C cancels the run; a second Ctrl-C quits without waiting for the cleanup).
-  checkpoints, resume, decide and pending also exit 2 for a run or checkpoint the store does not know,
+  checkpoints, trace, resume, decide and pending also exit 2 for a run or checkpoint the store does not know,
   resume for a checkpoint it refuses (another agent shape or schema version, the latest of a finished
   run, one the run went past without --branch, a run another process is continuing), and decide for a decision it refuses (an unknown or already decided call, a run not waiting).
 Environment: NO_COLOR=1 turns colour off; KEEL_DEBUG=1 prints stack traces.
@@ -249,6 +257,20 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       ...(typeof values.session === "string" ? { sessionId: values.session } : {}),
       json: values.json === true,
       stdout: io.stdout,
+    });
+  }
+  if (command === "trace") {
+    if (positionals.length !== 2) throw new UsageError("Usage: keel trace <config> <runId> [--json]");
+    const { traceCommand } = await import("./commands/trace.js");
+    return traceCommand({
+      configPath: positionals[0]!,
+      runId: positionals[1]!,
+      json: values.json === true,
+      stdout: io.stdout,
+      stderr: io.stderr,
+      isTTY: io.isTTY === true,
+      ...(io.columns === undefined ? {} : { columns: io.columns }),
+      env,
     });
   }
   if (command === "checkpoints" || command === "pending") {

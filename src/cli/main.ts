@@ -73,6 +73,7 @@ const code = await main(process.argv.slice(2), {
   stdout: { write: (text: string) => stdoutGone || process.stdout.write(text) },
   stderr: process.stderr,
   isTTY: process.stdout.isTTY === true,
+  ...(process.stdout.columns ? { columns: process.stdout.columns } : {}),
   env: process.env,
   signal: controller.signal,
   readStdin,

@@ -16,6 +16,7 @@ import {
   str,
   typed,
 } from "./payload-fields.js";
+import type { RunTraceContext } from "./trace-context-carrier.js";
 
 /** The taxonomy of every event Keel emits; `docs/events.md` and the payload types are generated from it. */
 export interface EventSchema {
@@ -54,8 +55,8 @@ const EVENTS = defineEvents({
   // run lifecycle
   "run.started": [
     { resumed: bool },
-    {},
-    "A run entered its step loop, first at start and again after each resume (`resumed: true`).",
+    { traceContext: typed<RunTraceContext>("RunTraceContext") },
+    "A run entered its step loop, first at start and again after each resume (`resumed: true`, with the `traceContext` its checkpoint kept when a tracing bus followed it).",
   ],
   "run.finished": [
     { result: typed<RunResult>("RunResult") },
@@ -85,7 +86,7 @@ const EVENTS = defineEvents({
   // models
   "llm.called": [
     { model: str, hasTools: bool },
-    {},
+    { provider: str },
     "A model call is about to be sent, after BeforeInference.",
   ],
   "llm.delta": [{ text: str }, {}, "The model streamed a piece of answer text."],

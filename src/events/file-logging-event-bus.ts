@@ -1,9 +1,10 @@
 import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { type EventBus, type EventHandler, RuntimeEvent } from "../contracts/runtime-event.js";
+import type { EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
 import { getLogger } from "../logging/logger.js";
 import { redactSecrets } from "../logging/redact-secrets.js";
+import { ForwardingEventBus } from "./forwarding-event-bus.js";
 
 /** The keys `file_logging` redacts unless told otherwise. */
 export const DEFAULT_REDACT_KEYS: readonly string[] = [
@@ -40,10 +41,9 @@ const CACHE_LIMIT = 4096;
  * publish time (later mutation of a payload cannot change them), written in order and in batches with one
  * `appendFile` at a time, so publishing never waits for the disk. IO errors are logged and swallowed.
  */
-export class FileLoggingEventBus implements EventBus {
+export class FileLoggingEventBus extends ForwardingEventBus {
   /** The file lines are appended to. */
   readonly logPath: string;
-  private readonly inner: EventBus;
   private readonly include: RegExp | null;
   private readonly exclude: RegExp | null;
   private readonly redactKeys: ReadonlySet<string>;
@@ -63,24 +63,12 @@ export class FileLoggingEventBus implements EventBus {
   };
 
   constructor(options: FileLoggingEventBusOptions) {
-    this.inner = options.inner;
+    super(options.inner);
     this.logPath = options.logPath;
     this.include = options.includeEvents == null ? null : globsToRegExp(options.includeEvents);
     this.exclude = options.excludeEvents?.length ? globsToRegExp(options.excludeEvents) : null;
     this.redactKeys = new Set((options.redactKeys ?? DEFAULT_REDACT_KEYS).map(normaliseKey));
     this.maxValueLength = options.maxValueLength ?? 10_000;
-  }
-
-  /** Subscribe on the inner bus. */
-  subscribe(name: string, handler: EventHandler): () => void {
-    return this.inner.subscribe(name, handler);
-  }
-
-  /** Build an event outside any run, stamped now, and publish it (so it is logged too). */
-  emit(name: string, payload?: Record<string, unknown>): RuntimeEvent {
-    const event = new RuntimeEvent(name, payload ?? {}, Date.now());
-    this.publish(event);
-    return event;
   }
 
   /** Forward to the inner bus, then queue the event's line if its name passes the filters. */
@@ -113,24 +101,14 @@ export class FileLoggingEventBus implements EventBus {
     if (this.writing === null) this.writing = this.writeLoop();
   }
 
-  /** The inner bus's history. */
-  getHistory(options?: { name?: string; limit?: number }): RuntimeEvent[] {
-    return this.inner.getHistory(options);
-  }
-
-  /** Clear the inner bus's history; the log file is untouched. */
-  clearHistory(): void {
-    this.inner.clearHistory();
-  }
-
   /** Wait for the inner bus's handlers and for every queued line to reach the file (or fail). */
-  async flush(): Promise<void> {
+  override async flush(): Promise<void> {
     await this.inner.flush();
     while (this.writing !== null) await this.writing;
   }
 
   /** Flush, then close the inner bus. */
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     await this.flush();
     await this.inner.close();
   }

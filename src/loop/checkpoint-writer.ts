@@ -1,6 +1,7 @@
 import type { Message } from "../contracts/message.js";
 import { KeelError } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
+import { isTraceContextCarrier, type RunTraceContext } from "../events/trace-context-carrier.js";
 import {
   type CheckpointCommitter,
   type CheckpointStore,
@@ -31,6 +32,8 @@ export interface StoredMarks {
  */
 export class CheckpointWriter {
   private readonly marks: StoredMarks;
+  /** The trace context a resumed run's checkpoint kept, carried on when the bus names none. */
+  traceContext: RunTraceContext | undefined = undefined;
 
   constructor(
     private readonly store: CheckpointStore & RunStore,
@@ -60,6 +63,10 @@ export class CheckpointWriter {
   async write(state: RunState, transcript: readonly Message[]): Promise<string | null> {
     const marks = this.marks;
     const checkpointId = checkpointIdOf(state.runId, ++marks.checkpoints);
+    const bus = this.log.bus;
+    const traceContext =
+      (isTraceContextCarrier(bus) ? bus.traceContextOf(state.runId) : undefined) ?? this.traceContext;
+    if (traceContext !== undefined) state.traceContext = traceContext;
     try {
       const store = this.store;
       if (isCheckpointCommitter(store)) {

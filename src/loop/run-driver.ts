@@ -384,7 +384,8 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
       this.checkpointBoundary();
     }
     if (this.budget.active) this.budget.check(this.step, this.budget.projectInputTokens(request));
-    this.log.emit("llm.called", { model: agent.model.modelId, hasTools: (request.tools?.length ?? 0) > 0 });
+    const { modelId: model, provider } = agent.model;
+    this.log.emit("llm.called", { model, hasTools: (request.tools?.length ?? 0) > 0, provider });
     let response: ModelResponse;
     const startedAt = performance.now();
     const chat = agent.middleware.chat;

@@ -47,8 +47,14 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
     maxDurationMs !== undefined
       ? deadlines.add(maxDurationMs, () => scope.cancel({ type: "stopped", value: "timeout" }))
       : null;
+  const traceContext = input.resume?.state.traceContext;
   const writer = new CheckpointWriter(input.sessionManager, log, input.stored ?? NOTHING_STORED);
-  log.emit("run.started", { resumed: input.resume !== undefined });
+  writer.traceContext = traceContext;
+  // A resumed run names the trace its checkpoint kept, so a tracing bus in any process continues it.
+  log.emit(
+    "run.started",
+    traceContext === undefined ? { resumed: input.resume !== undefined } : { resumed: true, traceContext },
+  );
   const policy = input.policy ?? agent.policy;
   // Once per run, and only for an agent with tools: a policy over no tools decides nothing.
   if (policy !== undefined && agent.toolSpecs.length > 0)

@@ -1,6 +1,7 @@
 import type { ResumeMode, RunArtifact, RunStatus, RunUsage, ToolCallStatus } from "../contracts/run-types.js";
 import type { JobHandle } from "../contracts/tool.js";
 import type { StickyAction, ToolDecision } from "../contracts/tool-decision.js";
+import type { RunTraceContext } from "../events/trace-context-carrier.js";
 
 /** The version of {@link RunState}; a checkpoint of another version is refused, never half-read. */
 export const RUN_STATE_SCHEMA_VERSION = 1;
@@ -83,6 +84,8 @@ export interface RunState {
   lastSequence: number;
   /** When the run first started (ms since epoch); duration limits count from here. */
   startedAtMs: number;
+  /** The trace the run's spans belong to, when a tracing event bus followed it; a resume joins that trace. */
+  traceContext?: RunTraceContext;
 }
 
 /** The id of a run's `n`th checkpoint. */

@@ -2,7 +2,7 @@ import { ERROR_CODES } from "../../errors/error-codes.js";
 import type { ToolDecision } from "../../loop/decisions.js";
 import { describePendingCall } from "./ask-decisions.js";
 import type { CheckpointsCommandOptions } from "./checkpoints.js";
-import { type RunOutputOptions, streamRunCommand, withStoredRun } from "./run.js";
+import { type RunOutputOptions, storedRunCost, streamRunCommand, withStoredRun } from "./run.js";
 
 /** What `keel decide` needs. */
 export interface DecideCommandOptions extends RunOutputOptions {
@@ -25,6 +25,7 @@ export function decideCommand(options: DecideCommandOptions): Promise<number> {
     ...options,
     refusalCodes: [ERROR_CODES.DECISION, ERROR_CODES.RUN_UNKNOWN],
     chunks: (runtime) => runtime.stream({ runId, decisions: [decision], signal }),
+    costSoFar: (runtime) => storedRunCost(runtime, runId),
   });
 }
 

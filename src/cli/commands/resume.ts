@@ -1,6 +1,6 @@
 import { ConfigError } from "../../errors/error-classes.js";
 import { ERROR_CODES } from "../../errors/error-codes.js";
-import { parseCheckpointId } from "../../loop/run-state.js";
+import { parseCheckpointId, type RunState } from "../../loop/run-state.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { type RunOutputOptions, streamRunCommand } from "./run.js";
 
@@ -42,7 +42,17 @@ export function resumeCommand(options: ResumeCommandOptions): Promise<number> {
         ...(options.branch === true ? { branch: true } : {}),
         ...(signal === undefined ? {} : { signal }),
       }),
+    costSoFar: (runtime) => checkpointCost(runtime, checkpointId),
   });
+}
+
+/** What the run had cost when the checkpoint was written; undefined when the store does not say. */
+async function checkpointCost(runtime: Runtime, checkpointId: string): Promise<number | null | undefined> {
+  const parsed = parseCheckpointId(checkpointId);
+  const record = parsed === null ? null : await runtime.getRun(parsed.runId);
+  if (record === null) return undefined;
+  const checkpoint = await runtime.sessionManager.loadCheckpoint(record.sessionId, checkpointId);
+  return (checkpoint?.state as Partial<RunState> | undefined)?.usage?.costUsd;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { styleText } from "node:util";
 import type { AppConfig } from "../../config/app-config-schema.js";
 import { formatConfigError } from "../../config/config-issues.js";
 import { loadConfig } from "../../config/load-config.js";
@@ -9,7 +8,10 @@ import { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import { InMemorySessionManager } from "../../sessions/in-memory-session-manager.js";
 import { askDecisions, type Prompt } from "./ask-decisions.js";
+import { formatCost, formatCount, formatDuration, plural } from "./format-figures.js";
+import { type Paint, painter, preview as previewCut } from "./render-timeline.js";
 import { runNotices } from "./run-notices.js";
+import { RunTimeline, type TimelineStep } from "./run-timeline.js";
 import type { OutputStream } from "./validate.js";
 
 /**
@@ -62,6 +64,11 @@ export interface StreamRunOptions extends RunOutputOptions {
    * `code: message` with their hint and exit {@link REFUSED_EXIT_CODE}. Any other error exits 1.
    */
   refusalCodes?: readonly string[];
+  /**
+   * What the run had cost before the stream starts, for a stream that continues a run (a decision, a resume):
+   * the first step's cost is then what the total grew by. Unknown (undefined) leaves that step's cost out.
+   */
+  costSoFar?: (runtime: Runtime) => Promise<number | null | undefined>;
 }
 
 /** Exit codes: the shell tells a finished run from one waiting for a human from everything else. */
@@ -72,9 +79,6 @@ export const REFUSED_EXIT_CODE = 2;
 
 /** Tool arguments and results longer than this are cut, so one call stays one readable line. */
 const MAX_VALUE_CHARS = 200;
-
-type Format = Parameters<typeof styleText>[0];
-type Paint = (format: Format, text: string) => string;
 
 /**
  * `keel run <config> "<input>"`: load the runtime, run one agent on the input and stream what it does —
@@ -117,9 +121,10 @@ export async function streamRunCommand(options: StreamRunOptions): Promise<numbe
     const loaded = await loadConfig(options.configPath);
     runtime = new Runtime(loaded.config, { configPath: loaded.path, baseDir: loaded.baseDir });
     await runtime.ready();
+    const costSoFar = options.json ? undefined : await options.costSoFar?.(runtime);
     const renderer = options.json
       ? jsonRenderer(stdout)
-      : readableRenderer(stdout, painter(options.isTTY && !env.NO_COLOR));
+      : readableRenderer(stdout, painter(options.isTTY && !env.NO_COLOR), new RunTimeline({ costSoFar }));
     let chunks = await options.chunks(runtime, loaded.config);
     for (;;) {
       let result: RunResult | undefined;
@@ -207,20 +212,33 @@ export async function withStoredRun(
   }
 }
 
+/** The result a stored run's last event carries, when that is its `run.finished`: only that event is read. */
+export async function lastStoredResult(runtime: Runtime, run: RunRecord): Promise<RunResult | undefined> {
+  if (run.lastSequence === 0) return undefined;
+  const [last] = await runtime.sessionManager.loadEvents(run.runId, { afterSequence: run.lastSequence - 1 });
+  return last?.kind === "run.finished" ? (last.payload.result as RunResult) : undefined;
+}
+
+/** What a stored run had cost when its last segment ended; undefined when the store does not say. */
+export async function storedRunCost(runtime: Runtime, runId: string): Promise<number | null | undefined> {
+  const run = await runtime.getRun(runId);
+  return run === null ? undefined : (await lastStoredResult(runtime, run))?.usage.costUsd;
+}
+
 function jsonRenderer(stdout: OutputStream): (chunk: RunStreamChunk) => void {
   // RuntimeEvent has toJSON, so a chunk serialises as the camelCase chunk object `stream()` yields.
   return (chunk) => stdout.write(`${JSON.stringify(chunk)}\n`);
 }
 
-function painter(color: boolean): Paint {
-  if (!color) return (_format, text) => text;
-  // The caller has decided (TTY, NO_COLOR); newer Node versions would otherwise check process.stdout again,
-  // which is not necessarily where this text goes.
-  return (format, text) => styleText(format, text, { validateStream: false });
-}
-
-/** The readable rendering: text as it streams, a line per tool call, and a summary at the end. */
-function readableRenderer(stdout: OutputStream, paint: Paint): (chunk: RunStreamChunk) => void {
+/**
+ * The readable rendering: text as it streams, a line per tool call, a line per finished step with its duration,
+ * tokens and cost, and a summary at the end.
+ */
+function readableRenderer(
+  stdout: OutputStream,
+  paint: Paint,
+  timeline: RunTimeline,
+): (chunk: RunStreamChunk) => void {
   // Assistant text arrives without line breaks between turns; a tool line must still start on its own line.
   let atLineStart = true;
   let steps = 0;
@@ -230,6 +248,8 @@ function readableRenderer(stdout: OutputStream, paint: Paint): (chunk: RunStream
   };
   return (chunk) => {
     const payload = chunk.payload;
+    const finishedStep = timeline.add(chunk);
+    if (finishedStep !== undefined) line(paint("dim", stepLine(finishedStep)));
     switch (chunk.kind) {
       case "step.started":
         steps++;
@@ -283,7 +303,7 @@ function toolSuspendedLine(payload: Record<string, unknown>, paint: Paint): stri
   const reason = typeof payload.reason === "string" ? payload.reason : undefined;
   // The approval gate's own reason ("Tool 'x' requires approval") repeats the line; a tool's reason adds to it.
   const extra =
-    reason && !/requires approval$/.test(reason) ? ` ${paint("dim", `(${truncate(oneLine(reason))})`)}` : "";
+    reason && !/requires approval$/.test(reason) ? ` ${paint("dim", `(${preview(reason)})`)}` : "";
   return `${paint("yellow", "⏸")} ${paint("bold", toolName(payload))} awaiting approval ${paint("dim", preview(payload.params))}${extra}`;
 }
 
@@ -357,43 +377,13 @@ function quoteArg(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
-}
-
-/** 0.3 ms, 12 ms, 1.25 s: enough precision to compare calls, no more. */
-function formatDuration(ms: number): string {
-  if (ms < 10) return `${ms.toFixed(1)} ms`;
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(2)} s`;
-}
-
-/** Dollars with at most six decimals and no trailing zeros: `$0`, `$0.0042`. */
-function formatCost(usd: number): string {
-  return `$${Number(usd.toFixed(6))}`;
+/** `  step 2 · 412 ms · 1.2k in / 40 out · $0.0031`: what a finished step took. */
+function stepLine(step: TimelineStep): string {
+  const cost = step.costUsd === null ? "" : ` · ${formatCost(step.costUsd)}`;
+  return `  step ${step.step} · ${formatDuration(step.durationMs)} · ${formatCount(step.inputTokens)} in / ${formatCount(step.outputTokens)} out${cost}`;
 }
 
 /** A value on one line: strings as they are, anything else as JSON, cut at {@link MAX_VALUE_CHARS}. */
 function preview(value: unknown): string {
-  let text: string;
-  if (typeof value === "string") text = value;
-  else if (value === undefined) text = "";
-  else {
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      // Cyclic or BigInt-holding results still deserve a line.
-      text = String(value);
-    }
-  }
-  return truncate(oneLine(text));
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, " ");
-}
-
-function truncate(text: string): string {
-  const chars = Array.from(text);
-  return chars.length > MAX_VALUE_CHARS ? `${chars.slice(0, MAX_VALUE_CHARS - 1).join("")}…` : text;
+  return previewCut(value, MAX_VALUE_CHARS);
 }

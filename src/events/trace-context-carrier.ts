@@ -1,0 +1,22 @@
+import type { EventBus } from "../contracts/runtime-event.js";
+
+/** A run's W3C trace context (`traceparent`, and `tracestate` when there is one), as a checkpoint stores it. */
+export interface RunTraceContext {
+  traceparent: string;
+  tracestate?: string;
+}
+
+/**
+ * An optional ability of an event bus that turns runs into traces (the `otel_bridge` bus): it names the trace
+ * context of a run it follows, so the run's checkpoints keep it and a resumed run — in another process too —
+ * carries it back in its `run.started` event and joins the same trace.
+ */
+export interface TraceContextCarrier {
+  /** The trace context of a run this bus is following, or undefined. */
+  traceContextOf(runId: string): RunTraceContext | undefined;
+}
+
+/** Whether the bus carries trace context across a run's resumes. */
+export function isTraceContextCarrier(bus: EventBus): bus is EventBus & TraceContextCarrier {
+  return typeof (bus as Partial<TraceContextCarrier>).traceContextOf === "function";
+}
