@@ -1,0 +1,170 @@
+import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
+import { expect } from "vitest";
+import { z } from "zod";
+import { defineTool, type Message, type RunResult, Runtime } from "../../src/index.js";
+import type { SessionManager } from "../../src/sessions/session-manager.js";
+import { scriptedModel } from "../../src/testing/index.js";
+
+/**
+ * What the store fault tests share: a TCP proxy a test can cut, a workload of durable runs whose tools count
+ * their executions, and the checks every fault ends with.
+ */
+
+/**
+ * A TCP proxy in front of a server. `cut()` destroys every open connection and resets new ones until `restore()`:
+ * to its clients the server went away, as when it restarts or the network drops.
+ */
+export class CuttableProxy {
+  private readonly sockets = new Set<Socket>();
+  private down = false;
+
+  private constructor(private readonly server: Server) {}
+
+  static async start(target: { host: string; port: number }): Promise<CuttableProxy> {
+    const server = createServer();
+    const proxy = new CuttableProxy(server);
+    server.on("connection", (client) => proxy.accept(client, target));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return proxy;
+  }
+
+  get port(): number {
+    return (this.server.address() as { port: number }).port;
+  }
+
+  cut(): void {
+    this.down = true;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
+
+  restore(): void {
+    this.down = false;
+  }
+
+  async close(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: Socket, target: { host: string; port: number }): void {
+    if (this.down) {
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = tcpConnect(target.port, target.host);
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on("error", () => {});
+      socket.on("close", () => {
+        this.sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  }
+}
+
+/** Each tool call's executions, by `runId/toolCallId`. */
+export type Executions = Map<string, number>;
+
+/** The scripted model's plan: `steps` tool steps, each one call of `work`, then an answer. */
+function plannedTurns(steps: number) {
+  return (request: { messages: readonly Message[] }) => {
+    const done = request.messages.filter((message) => message.role === "tool").length;
+    if (done >= steps) return { text: `finished after ${done} steps` };
+    return { toolCalls: [{ id: `call${done + 1}`, name: "work", arguments: { step: done + 1 } }] };
+  };
+}
+
+/** A runtime over `store` whose agent `worker` runs `steps` tool steps of `toolDelayMs` each. */
+export async function faultRuntime(options: {
+  store: SessionManager;
+  executions: Executions;
+  steps: number;
+  toolDelayMs: number;
+  storeOutageMs?: number;
+}): Promise<Runtime> {
+  const { executions, toolDelayMs } = options;
+  const work = defineTool({
+    name: "work",
+    description: "Do one step of work",
+    inputSchema: z.object({ step: z.number() }),
+    execute: async ({ step }, ctx) => {
+      await new Promise((resolve) => setTimeout(resolve, toolDelayMs));
+      const key = `${ctx.runId}/${ctx.toolCallId}`;
+      executions.set(key, (executions.get(key) ?? 0) + 1);
+      return { step };
+    },
+  });
+  return Runtime.fromDict({
+    session: options.store,
+    agents: [
+      {
+        id: "worker",
+        name: "Worker",
+        tools: [work],
+        llm: scriptedModel([plannedTurns(options.steps)], { whenExhausted: "repeat-last" }),
+        runtime: { max_steps: options.steps + 2 },
+        ...(options.storeOutageMs === undefined
+          ? {}
+          : { durable: { store_outage_ms: options.storeOutageMs } }),
+      },
+    ],
+  });
+}
+
+/** Start `count` durable runs at once, each in its own session; resolves with each run's finish time. */
+export function startRuns(
+  runtime: Runtime,
+  options: { count: number; prefix: string },
+): { done: Promise<{ result: RunResult; finishedAt: number }[]>; finished: () => number } {
+  let finished = 0;
+  const runs = Array.from({ length: options.count }, (_, index) =>
+    runtime
+      .runDetailed({
+        agentId: "worker",
+        inputText: "work",
+        durable: true,
+        runId: `${options.prefix}-${index}`,
+        sessionId: `${options.prefix}-s${index}`,
+      })
+      .then((result) => {
+        finished++;
+        return { result, finishedAt: performance.now() };
+      }),
+  );
+  return { done: Promise.all(runs), finished: () => finished };
+}
+
+/**
+ * The checks after a fault: every run completed, every tool call ran exactly once, and each run's stored event
+ * log is numbered 1…n without a gap, starts with `run.started` and ends with `run.finished`.
+ */
+export async function expectAllCompleted(options: {
+  results: readonly RunResult[];
+  executions: Executions;
+  store: SessionManager;
+  steps: number;
+}): Promise<void> {
+  const { results, executions, store, steps } = options;
+  const failures = results.filter((result) => result.stopReason !== "completed");
+  expect(failures.map((result) => `${result.runId}: ${result.stopReason} ${result.error ?? ""}`)).toEqual([]);
+  const twice = [...executions].filter(([, count]) => count !== 1);
+  expect(twice).toEqual([]);
+  expect(executions.size).toBe(results.length * steps);
+  for (const result of results) {
+    const events = await store.loadEvents(result.runId);
+    expect(events.map((event) => event.sequence)).toEqual(events.map((_, index) => index + 1));
+    expect(events[0]?.kind).toBe("run.started");
+    expect(events.at(-1)?.kind).toBe("run.finished");
+    expect((await store.getRun(result.runId))?.stopReason).toBe("completed");
+  }
+}
+
+/** Resolves once `check()` is true, polling every few milliseconds. */
+export async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
