@@ -86,6 +86,10 @@ export async function faultRuntime(options: {
   steps: number;
   toolDelayMs: number;
   storeOutageMs?: number;
+  /** Padding in each tool result, so that the write after it needs fresh space on the disk. */
+  resultBytes?: number;
+  /** Called by the tool of each step once its work is done: where a test brings the fault on. */
+  afterStep?: (step: number) => void | Promise<void>;
 }): Promise<Runtime> {
   const { executions, toolDelayMs } = options;
   const work = defineTool({
@@ -96,7 +100,8 @@ export async function faultRuntime(options: {
       await new Promise((resolve) => setTimeout(resolve, toolDelayMs));
       const key = `${ctx.runId}/${ctx.toolCallId}`;
       executions.set(key, (executions.get(key) ?? 0) + 1);
-      return { step };
+      await options.afterStep?.(step);
+      return { step, padding: "x".repeat(options.resultBytes ?? 0) };
     },
   });
   return Runtime.fromDict({
