@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
+import { join } from "node:path";
 import { expect } from "vitest";
 import { z } from "zod";
+import { KeelError } from "../../src/errors/keel-error.js";
 import { defineTool, type Message, type RunResult, Runtime } from "../../src/index.js";
 import type { SessionManager } from "../../src/sessions/session-manager.js";
 import { scriptedModel } from "../../src/testing/index.js";
@@ -172,4 +175,132 @@ export async function expectAllCompleted(options: {
 /** Resolves once `check()` is true, polling every few milliseconds. */
 export async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+const STEPS = 3;
+/** Big enough that the write after a tool result always needs fresh space on the disk. */
+const RESULT_BYTES = 20_000;
+
+/** A fault a test brings on mid-run and takes away again, and the store error code it shows as. */
+export interface Fault {
+  code: string;
+  apply(): void;
+  clear(): void;
+}
+
+/** `store`, noting the code of every typed error its calls fail with. */
+function observed(store: SessionManager): { store: SessionManager; codes: Set<string> } {
+  const codes = new Set<string>();
+  const proxy = new Proxy(store, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key, target);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (result instanceof Promise)
+          result.catch((error: unknown) => {
+            if (KeelError.isInstance(error)) codes.add(error.code);
+          });
+        return result;
+      };
+    },
+  });
+  return { store: proxy, codes };
+}
+
+/** Each stored event log is numbered 1…n and ends with `run.finished`; the run's record says completed. */
+async function expectStoredComplete(store: SessionManager, runId: string): Promise<void> {
+  const events = await store.loadEvents(runId);
+  expect(events.map((event) => event.sequence)).toEqual(events.map((_, index) => index + 1));
+  expect(events.at(-1)?.kind).toBe("run.finished");
+  expect((await store.getRun(runId))?.stopReason).toBe("completed");
+}
+
+/** The fault comes after step 2's tool and goes 600 ms later; the run waits and completes, each call run once. */
+export async function waitsOut(base: SessionManager, fault: Fault, runId: string): Promise<void> {
+  const { store, codes } = observed(base);
+  const executions: Executions = new Map();
+  const runtime = await faultRuntime({
+    store,
+    executions,
+    steps: STEPS,
+    toolDelayMs: 5,
+    resultBytes: RESULT_BYTES,
+    storeOutageMs: 30_000,
+    afterStep: (step) => {
+      if (step !== 2) return;
+      fault.apply();
+      setTimeout(() => fault.clear(), 600);
+    },
+  });
+  try {
+    const result = await runtime.runDetailed({ agentId: "worker", inputText: "work", durable: true, runId });
+    expect(codes).toContain(fault.code);
+    expect(result.stopReason).toBe("completed");
+    expect([...executions.values()]).toEqual([1, 1, 1]);
+    await expectStoredComplete(base, runId);
+    console.log(
+      `${runId}: the store failed with ${fault.code} for 600 ms; 1/1 run completed, no call ran twice`,
+    );
+  } finally {
+    await runtime.close();
+  }
+}
+
+/**
+ * The fault stays past the run's patience: the run fails with `store.unavailable`, its hint says to resume; once
+ * the fault is gone it is resumed and completes. Only the call whose result the store could not take runs again.
+ */
+export async function givesUpThenResumes(
+  base: SessionManager,
+  fault: Fault,
+  runId: string,
+  /** Checks what the store holds once the run has failed, before the fault goes. */
+  whileFailed?: () => void,
+): Promise<void> {
+  const { store, codes } = observed(base);
+  const executions: Executions = new Map();
+  const runtime = await faultRuntime({
+    store,
+    executions,
+    steps: STEPS,
+    toolDelayMs: 5,
+    resultBytes: RESULT_BYTES,
+    storeOutageMs: 300,
+    afterStep: (step) => {
+      if (step === 2 && !codes.has("store.unavailable")) fault.apply();
+    },
+  });
+  try {
+    const failed = await runtime.runDetailed({ agentId: "worker", inputText: "work", durable: true, runId });
+    expect(failed.stopReason).toBe("failed");
+    expect(failed.errorDetails?.code).toBe("store.unavailable");
+    expect(failed.errorDetails?.hint).toMatch(/resume/);
+    expect(((failed.exception as KeelError).cause as KeelError).code).toBe(fault.code);
+    codes.add("store.unavailable");
+    whileFailed?.();
+    fault.clear();
+    const resumed = await runtime.resumeRun(runId);
+    expect(resumed.stopReason).toBe("completed");
+    expect(executions.get(`${runId}/call1`)).toBe(1);
+    expect(executions.get(`${runId}/call2`)).toBeLessThanOrEqual(2);
+    expect(executions.get(`${runId}/call3`)).toBe(1);
+    await expectStoredComplete(base, runId);
+    console.log(
+      `${runId}: the store failed with ${fault.code} past store_outage_ms; resumed, 1/1 run completed`,
+    );
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Every file of a `jsonl_file` store under `rootDir` holds whole records only: no torn or glued line. */
+export function expectWholeRecords(rootDir: string): void {
+  for (const folder of ["runs", "sessions"]) {
+    for (const name of readdirSync(join(rootDir, folder))) {
+      const text = readFileSync(join(rootDir, folder, name), "utf8");
+      expect(text.endsWith("\n")).toBe(true);
+      for (const line of text.slice(0, -1).split("\n")) expect(() => JSON.parse(line)).not.toThrow();
+    }
+  }
 }
