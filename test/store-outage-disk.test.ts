@@ -92,10 +92,10 @@ describe("sqlite: another connection holds the write lock past the busy timeout"
     }
   });
 
-  it("is waited out by a durable run", () => waitsOut(store, busy, "busy-wait"));
+  it("is waited out by a durable run", () => waitsOut({ store, fault: busy, runId: "busy-wait" }));
 
   it("fails a durable run past store_outage_ms, resumable once the lock is let go", () =>
-    givesUpThenResumes(store, busy, "busy-resume"));
+    givesUpThenResumes({ store, fault: busy, runId: "busy-resume" }));
 });
 
 describe.skipIf(noMount !== null)("a full disk", () => {
@@ -110,8 +110,8 @@ describe.skipIf(noMount !== null)("a full disk", () => {
   it("sqlite: is waited out, and past store_outage_ms leaves the run resumable", async () => {
     const store = await SqliteSessionManager.open({ dbPath: join(disk.dir, "keel.db") });
     try {
-      await waitsOut(store, disk, "sqlite-full-wait");
-      await givesUpThenResumes(store, disk, "sqlite-full-resume");
+      await waitsOut({ store, fault: disk, runId: "sqlite-full-wait" });
+      await givesUpThenResumes({ store, fault: disk, runId: "sqlite-full-resume" });
     } finally {
       await store.close();
     }
@@ -121,8 +121,13 @@ describe.skipIf(noMount !== null)("a full disk", () => {
     const rootDir = join(disk.dir, "jsonl");
     const store = new JsonlFileSessionManager({ rootDir });
     try {
-      await waitsOut(store, disk, "jsonl-full-wait");
-      await givesUpThenResumes(store, disk, "jsonl-full-resume", () => expectWholeRecords(rootDir));
+      await waitsOut({ store, fault: disk, runId: "jsonl-full-wait" });
+      await givesUpThenResumes({
+        store: store,
+        fault: disk,
+        runId: "jsonl-full-resume",
+        whileFailed: () => expectWholeRecords(rootDir),
+      });
     } finally {
       await store.close();
     }

@@ -54,8 +54,13 @@ describe("jsonl_file: appends that a full disk tears", () => {
   it("are cut back and waited out, and past store_outage_ms leave the run resumable", async () => {
     const store = new JsonlFileSessionManager({ rootDir });
     try {
-      await waitsOut(store, full, "seam-wait");
-      await givesUpThenResumes(store, full, "seam-resume", () => expectWholeRecords(rootDir));
+      await waitsOut({ store, fault: full, runId: "seam-wait" });
+      await givesUpThenResumes({
+        store: store,
+        fault: full,
+        runId: "seam-resume",
+        whileFailed: () => expectWholeRecords(rootDir),
+      });
     } finally {
       await store.close();
     }

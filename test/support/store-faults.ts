@@ -182,6 +182,15 @@ const STEPS = 3;
 const RESULT_BYTES = 20_000;
 
 /** A fault a test brings on mid-run and takes away again, and the store error code it shows as. */
+/** A fault brought on mid-run in `store`'s run `runId`. */
+export interface FaultScenario {
+  store: SessionManager;
+  fault: Fault;
+  runId: string;
+  /** Checks what the store holds once the run has failed, before the fault goes. */
+  whileFailed?: () => void;
+}
+
 export interface Fault {
   code: string;
   apply(): void;
@@ -217,8 +226,9 @@ async function expectStoredComplete(store: SessionManager, runId: string): Promi
 }
 
 /** The fault comes after step 2's tool and goes 600 ms later; the run waits and completes, each call run once. */
-export async function waitsOut(base: SessionManager, fault: Fault, runId: string): Promise<void> {
-  const { store, codes } = observed(base);
+export async function waitsOut(scenario: FaultScenario): Promise<void> {
+  const { fault, runId } = scenario;
+  const { store, codes } = observed(scenario.store);
   const executions: Executions = new Map();
   const runtime = await faultRuntime({
     store,
@@ -238,7 +248,7 @@ export async function waitsOut(base: SessionManager, fault: Fault, runId: string
     expect(codes).toContain(fault.code);
     expect(result.stopReason).toBe("completed");
     expect([...executions.values()]).toEqual([1, 1, 1]);
-    await expectStoredComplete(base, runId);
+    await expectStoredComplete(scenario.store, runId);
     console.log(
       `${runId}: the store failed with ${fault.code} for 600 ms; 1/1 run completed, no call ran twice`,
     );
@@ -251,14 +261,9 @@ export async function waitsOut(base: SessionManager, fault: Fault, runId: string
  * The fault stays past the run's patience: the run fails with `store.unavailable`, its hint says to resume; once
  * the fault is gone it is resumed and completes. Only the call whose result the store could not take runs again.
  */
-export async function givesUpThenResumes(
-  base: SessionManager,
-  fault: Fault,
-  runId: string,
-  /** Checks what the store holds once the run has failed, before the fault goes. */
-  whileFailed?: () => void,
-): Promise<void> {
-  const { store, codes } = observed(base);
+export async function givesUpThenResumes(scenario: FaultScenario): Promise<void> {
+  const { fault, runId, whileFailed } = scenario;
+  const { store, codes } = observed(scenario.store);
   const executions: Executions = new Map();
   const runtime = await faultRuntime({
     store,
@@ -285,7 +290,7 @@ export async function givesUpThenResumes(
     expect(executions.get(`${runId}/call1`)).toBe(1);
     expect(executions.get(`${runId}/call2`)).toBeLessThanOrEqual(2);
     expect(executions.get(`${runId}/call3`)).toBe(1);
-    await expectStoredComplete(base, runId);
+    await expectStoredComplete(scenario.store, runId);
     console.log(
       `${runId}: the store failed with ${fault.code} past store_outage_ms; resumed, 1/1 run completed`,
     );
