@@ -147,6 +147,17 @@ export function startRuns(
   return { done: Promise.all(runs), finished: () => finished };
 }
 
+/** How long `count` runs take with nothing going wrong: the yardstick for a recovery time. */
+export async function undisturbedMs(
+  runtime: Runtime,
+  options: { count: number; prefix: string },
+): Promise<number> {
+  const startedAt = performance.now();
+  const finished = await startRuns(runtime, options).done;
+  expect(finished.every((run) => run.result.stopReason === "completed")).toBe(true);
+  return performance.now() - startedAt;
+}
+
 /**
  * The checks after a fault: every run completed, every tool call ran exactly once, and each run's stored event
  * log is numbered 1…n without a gap, starts with `run.started` and ends with `run.finished`.

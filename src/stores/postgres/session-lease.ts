@@ -61,10 +61,14 @@ export class SessionLease {
   }
 
   private retake(): void {
-    const lost = this.lock;
+    const lost = this.current;
     this.lock = undefined;
     const taking = (async () => {
-      await lost?.release();
+      // The dead connection goes back to the pool to be discarded; a take that failed left nothing to give back.
+      await lost.then(
+        (lock) => lock.release(),
+        () => {},
+      );
       const take = () => this.take(() => this.retake(), true);
       return this.outage === undefined ? take() : this.outage.run("session lock", take);
     })();
