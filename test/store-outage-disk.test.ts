@@ -56,8 +56,7 @@ class SmallDisk implements Fault {
 }
 
 describe("sqlite: another connection holds the write lock past the busy timeout", () => {
-  const dir = mkdtempSync(join(tmpdir(), "keel-busy-"));
-  const dbPath = join(dir, "keel.db");
+  let dir: string;
   let store: SqliteSessionManager;
   let blocker: SqliteDatabase;
   const busy: Fault = {
@@ -67,6 +66,8 @@ describe("sqlite: another connection holds the write lock past the busy timeout"
   };
 
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "keel-busy-"));
+    const dbPath = join(dir, "keel.db");
     store = await SqliteSessionManager.open({ dbPath, busyTimeoutMs: 50 });
     blocker = await openSqliteDatabase(dbPath);
   });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { JsonlFileSessionManager } from "../src/stores/jsonl/jsonl-file-session-manager.js";
 import { expectWholeRecords, type Fault, givesUpThenResumes, waitsOut } from "./support/store-faults.js";
 
@@ -46,7 +46,11 @@ const full: Fault = {
   },
 };
 
-const rootDir = mkdtempSync(join(tmpdir(), "keel-seam-"));
+let rootDir: string;
+
+beforeAll(() => {
+  rootDir = mkdtempSync(join(tmpdir(), "keel-seam-"));
+});
 
 afterAll(() => rmSync(rootDir, { recursive: true, force: true }));
 
