@@ -145,6 +145,7 @@ export {
   SandboxError,
   type SandboxRule,
   SessionQueueFullError,
+  StoreUnavailableError,
   ToolAuthError,
   ToolCancelledError,
   ToolError,

@@ -75,6 +75,7 @@ describe("public API", () => {
         "SandboxError",
         "SessionMemoryStore",
         "SessionQueueFullError",
+        "StoreUnavailableError",
         "SuspendToolCall",
         "TOOL_OUTPUT_KIND",
         "ToolAuthError",

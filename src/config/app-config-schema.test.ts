@@ -37,6 +37,7 @@ describe("parseConfig defaults", () => {
             session_queue_size: 1000,
             event_queue_size: 2000,
           },
+          durable: { store_outage_ms: 60000 },
           stop_conditions: [],
           hooks: [],
           middleware: {},

@@ -200,6 +200,15 @@ export const RuntimeOptionsSchema = z.strictObject({
     .optional(),
 });
 
+/** How a durable run bears a session store that stops answering (decision 0025). */
+export const DurableOptionsSchema = z.strictObject({
+  /**
+   * How long a durable run waits for its store to answer again (a restarted server, a dropped connection, a
+   * full disk) before it fails with `store.unavailable`, resumable from its latest checkpoint. 0: fail at once.
+   */
+  store_outage_ms: z.number().int().nonnegative().default(60_000),
+});
+
 /** Retries of model calls. */
 export const LLMRetryOptionsSchema = z.strictObject({
   max_attempts: z.number().int().min(1).default(3),
@@ -391,6 +400,7 @@ export const AgentDefinitionSchema = z.strictObject({
     )
     .default(() => []),
   runtime: RuntimeOptionsSchema.prefault({}),
+  durable: DurableOptionsSchema.prefault({}),
   stop_conditions: z.array(StopConditionSpecSchema).default(() => []),
   hooks: z.array(HookEntrySchema).default(() => []),
   middleware: MiddlewareConfigSchema.prefault({}),
@@ -470,6 +480,8 @@ export type LLMRetryOptions = z.output<typeof LLMRetryOptionsSchema>;
 export type LLMPricing = z.output<typeof LLMPricingSchema>;
 /** Per-agent limits and queue sizes. */
 export type RuntimeOptions = z.output<typeof RuntimeOptionsSchema>;
+/** How a durable run bears a store outage. */
+export type DurableOptions = z.output<typeof DurableOptionsSchema>;
 /** One stop condition. */
 export type StopConditionSpec = z.output<typeof StopConditionSpecSchema>;
 /** Config permission rules. */

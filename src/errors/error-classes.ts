@@ -266,6 +266,17 @@ export class RunBusyError extends KeelError {
   }
 }
 
+/**
+ * The session store did not answer for longer than a durable run waits (`durable.store_outage_ms`). The run
+ * stopped where its last checkpoint is and can be resumed once the store is back; `cause` is the store's last
+ * error.
+ */
+export class StoreUnavailableError extends KeelError {
+  constructor(message: string, options?: Options) {
+    super(message, withDefaults(options, ERROR_CODES.STORE_UNAVAILABLE, true));
+  }
+}
+
 export class IllegalTransitionError extends KeelError {
   constructor(message: string, options?: Options) {
     super(message, withDefaults(options, ERROR_CODES.STATE_TRANSITION, false));

@@ -65,6 +65,10 @@ export const ERROR_CODES = {
   STORE_CLOSED: "store.closed",
   STORE_CONFIG: "store.config",
   STORE_TRANSCRIPT_GAP: "store.transcript_gap",
+  STORE_BUSY: "store.busy",
+  STORE_DISK_FULL: "store.disk_full",
+  STORE_IO: "store.io",
+  STORE_UNAVAILABLE: "store.unavailable",
   STATE_TRANSITION: "state.illegal_transition",
   UNKNOWN: "error.unknown",
 } as const;

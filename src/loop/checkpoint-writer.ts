@@ -1,4 +1,5 @@
 import type { Message } from "../contracts/message.js";
+import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError } from "../errors/keel-error.js";
 import type { RunEventLog } from "../events/run-event-log.js";
 import { isTraceContextCarrier, type RunTraceContext } from "../events/trace-context-carrier.js";
@@ -58,7 +59,9 @@ export class CheckpointWriter {
 
   /**
    * Write `state` as the run's next checkpoint with the transcript up to `transcript.length`. A failing store
-   * emits `run.checkpoint_failed` and the run goes on; the checkpoint id is used up either way.
+   * emits `run.checkpoint_failed` and the run goes on; the checkpoint id is used up either way. A store that
+   * stayed away past the run's patience (`store.unavailable`) stops the run instead: steps it cannot record
+   * would run again when it is resumed.
    */
   async write(state: RunState, transcript: readonly Message[]): Promise<string | null> {
     const marks = this.marks;
@@ -84,6 +87,7 @@ export class CheckpointWriter {
         error: (error as Error).message,
         errorCode: KeelError.isInstance(error) ? error.code : "error.unknown",
       });
+      if (KeelError.isInstance(error) && error.code === ERROR_CODES.STORE_UNAVAILABLE) throw error;
       return null;
     }
     marks.latestCheckpointId = checkpointId;

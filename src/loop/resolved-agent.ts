@@ -37,6 +37,8 @@ export interface ResolvedAgent {
     readonly stepTimeoutMs: number;
     readonly sessionQueueSize: number;
     readonly eventQueueSize: number;
+    /** How long a durable run waits out its store not answering (`durable.store_outage_ms`). */
+    readonly storeOutageMs: number;
   };
   readonly memoryOnError: "continue" | "fail";
   /** Tool name → the config entry (toolset) id it was loaded from; tools given as code are absent. */

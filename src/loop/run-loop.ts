@@ -334,6 +334,8 @@ async function resumeWhileRetryable(
     } catch (thrown) {
       const checkpointId = driver.checkpoints?.latestCheckpointId ?? null;
       if (!driver.durable || !KeelError.isInstance(thrown) || !thrown.retryable) throw thrown;
+      // The store itself stayed away past the run's patience: a resume would need it, so the run stops here.
+      if (thrown.code === ERROR_CODES.STORE_UNAVAILABLE) throw thrown;
       if (checkpointId === null && !unansweredSince(driver.ctx.transcript, startLength)) throw thrown;
       const limit = request.budget?.maxResumeAttempts ?? DEFAULT_MAX_RESUME_ATTEMPTS;
       const errorType = thrown.constructor.name;
@@ -342,7 +344,7 @@ async function resumeWhileRetryable(
         throw thrown;
       }
       attempts++;
-      const delayMs = resumeDelayMs(thrown);
+      const delayMs = resumeDelayMs(thrown, attempts);
       log.emit("run.resume_attempted", {
         checkpointId,
         attempt: attempts,
@@ -396,10 +398,15 @@ function continueRun(driver: RunDriver, pattern: Pattern, plan: ResumePlan | nul
   return executeWithValidation(finished, driver, { outputType: request.outputType, maxRetries: retries });
 }
 
-/** A rate limit's `retryAfterMs` is honoured before resuming; anything else resumes at once. */
-function resumeDelayMs(error: KeelError): number {
+/**
+ * A rate limit's `retryAfterMs` is honoured before resuming; anything else backs off from 50 ms, doubling up to a
+ * second, with jitter, so a resume that meets the same trouble does not spend its attempts in a tight loop and
+ * many runs failing together do not resume in lockstep.
+ */
+function resumeDelayMs(error: KeelError, attempt: number): number {
   const retryAfterMs = (error as { retryAfterMs?: unknown }).retryAfterMs;
-  return typeof retryAfterMs === "number" && retryAfterMs > 0 ? retryAfterMs : 0;
+  if (typeof retryAfterMs === "number" && retryAfterMs > 0) return retryAfterMs;
+  return Math.round(Math.min(1000, 50 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2));
 }
 
 /**

@@ -25,6 +25,8 @@ import { policyForRun } from "../permissions/run-policy.js";
 import { RunFolder } from "../run-folders/run-folder.js";
 import type { SessionManager, SessionScopeOptions } from "../sessions/session-manager.js";
 import { storeAsJson } from "../sessions/store-as-json.js";
+import { StoreOutage } from "../sessions/store-outage.js";
+import { waitOutStoreOutages } from "../sessions/wait-out-store-outages.js";
 import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
 
 export interface ExecuteRequestInput {
@@ -54,7 +56,8 @@ const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
  * Everything around one run loop: the run's record, the session's exclusive scope, skills and tool
  * preflight once per session, and what the run leaves in the store (messages, artifacts, its event log).
  */
-export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
+export function executeRequest(given: ExecuteRequestInput): Promise<RunResult> {
+  const input = withOutageWait(given);
   const { agent, request, sessionManager } = input;
   const now = new Date().toISOString();
   const record: RunRecord = {
@@ -115,6 +118,21 @@ export function executeRequest(input: ExecuteRequestInput): Promise<RunResult> {
       return failedBeforeLoop(input, error);
     })
     .then((result) => finish(input, stored, result));
+}
+
+/**
+ * A durable run waits out a store that stops answering (`durable.store_outage_ms`) rather than failing on it;
+ * cancelling the run stops the wait. Other runs use the store as it is.
+ */
+function withOutageWait(input: ExecuteRequestInput): ExecuteRequestInput {
+  if (input.request.durable !== true) return input;
+  const outage = new StoreOutage({ outageMs: input.agent.limits.storeOutageMs, signal: input.scope.signal });
+  return { ...input, sessionManager: waitOutStoreOutages(input.sessionManager, outage) };
+}
+
+/** True when the run stopped because its store stayed away: what it leaves is written when it is resumed. */
+function storeWentAway(result: RunResult): boolean {
+  return KeelError.isInstance(result.exception) && result.exception.code === ERROR_CODES.STORE_UNAVAILABLE;
 }
 
 /** A resume the store refused once the session was held: the request fails, the run's record is untouched. */
@@ -241,7 +259,7 @@ function runInSession(
 /** What a finished run leaves in its session. A store failure here is logged; the run's result stands. */
 async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcome): Promise<RunResult> {
   const { result } = outcome;
-  if (result.stopReason === "suspended") return result;
+  if (result.stopReason === "suspended" || storeWentAway(result)) return result;
   const { sessionManager, request } = input;
   try {
     // A run that checkpointed keeps its run transcript whole: the messages after its last checkpoint too.
@@ -386,6 +404,8 @@ async function finish(input: ExecuteRequestInput, stored: StoredRun, result: Run
   record.pendingToolCalls = result.pendingToolCalls;
   record.updatedAt = new Date().toISOString();
   record.lastSequence = log.lastSequence;
+  // The store still holds the run as `running` at its latest checkpoint: left so, the run can be resumed.
+  if (storeWentAway(result)) return result;
   try {
     await storeAsJson({
       runId: request.runId,

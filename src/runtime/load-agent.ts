@@ -149,6 +149,7 @@ export async function loadAgent(
       stepTimeoutMs: definition.runtime.step_timeout_ms,
       sessionQueueSize: definition.runtime.session_queue_size,
       eventQueueSize: definition.runtime.event_queue_size,
+      storeOutageMs: definition.durable.store_outage_ms,
     },
     memoryOnError: (definition.memory as { on_error?: "continue" | "fail" }).on_error ?? "continue",
     toolsets,

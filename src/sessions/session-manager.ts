@@ -2,6 +2,7 @@ import type { Message } from "../contracts/message.js";
 import type { RunRecord, RunStatus } from "../contracts/run-types.js";
 import type { RuntimeEvent } from "../contracts/runtime-event.js";
 import type { SessionArtifact } from "../contracts/session-artifact.js";
+import type { StoreOutageWait } from "./store-outage.js";
 
 export const SESSION_SCHEMA_VERSION = 1;
 
@@ -28,6 +29,11 @@ export interface SessionScopeOptions {
    * so a store bounded in memory may forget it sooner once it is idle.
    */
   generated?: boolean;
+  /**
+   * Waits out a store outage met inside the scope — a session lock lost with its connection and taken again,
+   * the state written back when the scope ends. Without it such a write is tried once.
+   */
+  outage?: StoreOutageWait;
 }
 
 export interface SessionScope {

@@ -55,9 +55,13 @@ async function createExclusive(path: string, content: string): Promise<boolean> 
       const handle = await open(path, "wx");
       try {
         await handle.writeFile(content);
-      } finally {
-        await handle.close();
+      } catch (error) {
+        // A lock file left empty (a full disk) would hold everyone off until it counts as stale.
+        await handle.close().catch(() => {});
+        await rm(path, { force: true }).catch(() => {});
+        throw error;
       }
+      await handle.close();
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;

@@ -28,6 +28,7 @@ import { DEFAULT_MAX_LINE_BYTES } from "./jsonl-line-limit.js";
 import { type JsonlFileMark, readJsonlFile } from "./read-jsonl-file.js";
 import { eventJson, loadRun, loadSession, type RunEntry, type SessionEntry } from "./replay-jsonl-records.js";
 import { SharedFileLocks } from "./shared-file-locks.js";
+import { toFileStoreError } from "./to-file-store-error.js";
 
 /** Options of {@link JsonlFileSessionManager}. */
 export interface JsonlFileSessionManagerOptions {
@@ -100,7 +101,8 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
         try {
           return await fn({ sessionId, state, token });
         } finally {
-          await this.serial(path, () => this.persistScopeState(sessionId, entry, state));
+          const persist = () => this.serial(path, () => this.persistScopeState(sessionId, entry, state));
+          await (options.outage === undefined ? persist() : options.outage.run("session save", persist));
         }
       } finally {
         await unhold();
@@ -445,6 +447,14 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
    * when it is still open on the file `mark` saw (same inode); a file that was missing is opened anew.
    */
   private async append(file: AppendTarget, lines: string[]): Promise<void> {
+    try {
+      await this.appendLines(file, lines);
+    } catch (error) {
+      throw toFileStoreError(error, file.path, "append");
+    }
+  }
+
+  private async appendLines(file: AppendTarget, lines: string[]): Promise<void> {
     const { path, dir, mark } = file;
     if (mark.exists && mark.goodLength < mark.size) await truncate(path, mark.goodLength);
     let made = this.madeDirs.get(dir);
@@ -462,6 +472,7 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
       stats = await handle.stat();
     } catch (error) {
       await handle.close().catch(() => {});
+      await cutBack(path, mark);
       throw error;
     }
     const expected = (mark.exists ? mark.goodLength : 0) + Buffer.byteLength(text);
@@ -478,11 +489,10 @@ export class JsonlFileSessionManager implements SessionManager, CheckpointCommit
    * write the session's file, so the handle kept for it is closed (after any append queued before).
    */
   private async holdSession(sessionId: string, signal?: AbortSignal): Promise<() => Promise<void>> {
-    const unhold = await this.fileLocks.hold(
-      sessionId,
-      join(this.locksDir, `${encodeFileName(sessionId)}.lock`),
-      signal,
-    );
+    const lockPath = join(this.locksDir, `${encodeFileName(sessionId)}.lock`);
+    const unhold = await this.fileLocks.hold(sessionId, lockPath, signal).catch((error: unknown) => {
+      throw toFileStoreError(error, lockPath, "session lock");
+    });
     return async () => {
       await unhold();
       if (this.fileLocks.held(sessionId) !== undefined) return;
@@ -523,6 +533,18 @@ interface AppendTarget {
   dir: string;
   /** Advanced in place by the append. */
   mark: JsonlFileMark;
+}
+
+/**
+ * Undo what a failed append may have left (a full disk takes part of a write): the file is cut back to its last
+ * whole record. If even that fails, the mark claims a longer file, so the next append cuts it first.
+ */
+async function cutBack(path: string, mark: JsonlFileMark): Promise<void> {
+  try {
+    await truncate(path, mark.exists ? mark.goodLength : 0);
+  } catch {
+    mark.size = Number.MAX_SAFE_INTEGER;
+  }
 }
 
 /** True when the file is not what `mark` says: another process wrote, truncated or deleted it. */

@@ -19,7 +19,13 @@ export interface AdvisorySessionLock {
 export async function acquireAdvisorySessionLock(
   pool: Pool,
   key: string,
-  options: { lockTimeoutMs: number; where: string; signal?: AbortSignal | undefined },
+  options: {
+    lockTimeoutMs: number;
+    where: string;
+    signal?: AbortSignal | undefined;
+    /** Called once if the connection holding the lock dies while it is held: the lock died with it. */
+    onLost?: () => void;
+  },
 ): Promise<AdvisorySessionLock> {
   const { signal } = options;
   let client: PoolClient;
@@ -30,14 +36,24 @@ export async function acquireAdvisorySessionLock(
   }
   // A checked-out client whose server goes away emits `error`; unheard, it would crash the process. The failure
   // still surfaces, typed, from the next query on it.
-  const onError = () => {};
+  let held = false;
+  const onError = () => {
+    if (!held) return;
+    held = false;
+    options.onLost?.();
+  };
   client.on("error", onError);
+  client.on("end", onError);
+  const unwatch = () => {
+    client.off("error", onError);
+    client.off("end", onError);
+  };
   try {
     await client.query(`set lock_timeout = ${Math.max(0, Math.floor(options.lockTimeoutMs))}`);
     if (signal === undefined) await client.query("select pg_advisory_lock(hashtext($1))", [key]);
     else await pollAdvisoryLock(client, key, { signal, lockTimeoutMs: options.lockTimeoutMs });
   } catch (error) {
-    client.off("error", onError);
+    unwatch();
     const aborted = signal?.aborted === true && error === signal.reason;
     // A timed-out or abandoned wait leaves a healthy connection; anything else may not have, so do not pool it.
     client.release(aborted || (error as { code?: string }).code === "55P03" ? undefined : true);
@@ -45,19 +61,25 @@ export async function acquireAdvisorySessionLock(
     if (aborted) throw error;
     throw toStoreError(error, options.where, "session lock");
   }
+  held = true;
   let released = false;
   return {
     client,
     async release() {
       if (released) return;
       released = true;
-      let broken: true | undefined;
-      try {
-        await client.query("select pg_advisory_unlock(hashtext($1))", [key]);
-      } catch {
-        broken = true;
+      const lost = !held;
+      held = false;
+      let broken: true | undefined = lost ? true : undefined;
+      // A lost connection holds no lock to give back; it is only discarded.
+      if (!lost) {
+        try {
+          await client.query("select pg_advisory_unlock(hashtext($1))", [key]);
+        } catch {
+          broken = true;
+        }
       }
-      client.off("error", onError);
+      unwatch();
       client.release(broken);
     },
   };

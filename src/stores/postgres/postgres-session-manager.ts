@@ -132,7 +132,11 @@ export class PostgresSessionManager implements SessionManager, CheckpointCommitt
       hold: async (token) => {
         await this.ready();
         const store = { ...this.scopeStore, lockPool: this.lockPool as Pool };
-        return holdSessionScope(store, { sessionId, token, signal: options.signal }, fn);
+        return holdSessionScope(
+          store,
+          { sessionId, token, signal: options.signal, outage: options.outage },
+          fn,
+        );
       },
     });
   }

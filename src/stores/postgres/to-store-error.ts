@@ -73,15 +73,23 @@ function errorCode(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
+/**
+ * What `pg` and `pg-pool` say, without a code, when a connection died or could not be made: a socket closed
+ * under a query ("Connection terminated unexpectedly"), a client used after its connection failed ("…has
+ * encountered a connection error and is not queryable") or after the pool discarded it ("Client was closed…"),
+ * a connect that timed out, and the server's own words when it is going down or not up yet.
+ */
+const LOST_CONNECTION =
+  /Connection terminated|not queryable|connection timeout|timeout exceeded when trying to connect|timeout expired|terminating connection|server closed the connection|the database system is (?:starting up|shutting down|in recovery|not yet accepting connections)/i;
+
 function isConnectionFailure(error: unknown, code: string | undefined, message: string): boolean {
   if (code !== undefined) {
-    // Class 08 is "connection exception"; 57P01–57P03 are shutdowns and "cannot connect now".
-    if (code.startsWith("08") || /^57P0[1-3]$/.test(code) || SOCKET_CODES.has(code)) return true;
+    // Class 08 is "connection exception"; 57P01–57P03 are shutdowns (admin, crash) and "cannot connect now";
+    // 53300 is "too many connections", met while every client reconnects at once after a restart.
+    if (code.startsWith("08") || /^57P0[1-3]$/.test(code) || code === "53300" || SOCKET_CODES.has(code))
+      return true;
   }
-  // pg reports a socket closed under it, and a pool that could not connect in time, without a code.
-  if (/Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(message)) {
-    return true;
-  }
+  if (LOST_CONNECTION.test(message)) return true;
   const cause = (error as { cause?: unknown } | null)?.cause;
   return (
     cause !== undefined && cause !== error && isConnectionFailure(cause, errorCode(cause), String(cause))

@@ -20,6 +20,7 @@ import {
   type SessionScopeOptions,
 } from "../../sessions/session-manager.js";
 import { eventOfStored, type StoredEvent, stampCheckpoint } from "../../sessions/session-records.js";
+import type { StoreOutageWait } from "../../sessions/store-outage.js";
 import { transcriptBound } from "../../sessions/transcript-bound.js";
 import { acquireSessionLockRow, makeLockOwner } from "./acquire-session-lock-row.js";
 import { checkSqliteRow, type SqliteRowLocation } from "./check-sqlite-row.js";
@@ -45,7 +46,7 @@ export interface SqliteSessionManagerOptions {
   wal?: boolean;
   /** Default `NORMAL`: with WAL, a power loss may drop the last commits but never corrupts the file. */
   synchronous?: SqliteSynchronous;
-  /** How long a write waits for another process's write lock before `store.lock_timeout`. Default 5000. */
+  /** How long a write waits for another connection's write lock before `store.busy`. Default 5000. */
   busyTimeoutMs?: number;
   /** Runs allowed to wait per session in this process. Default 1000. */
   queueSize?: number;
@@ -139,16 +140,25 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
       fn,
       options,
       defaultQueueSize: this.queueSize,
-      hold: (token) => this.holdSession({ sessionId, token, signal: options.signal }, fn),
+      hold: (token) =>
+        this.holdSession({ sessionId, token, signal: options.signal, outage: options.outage }, fn),
     });
   }
 
   /** Take the session's lock row, load its state, run `fn`, write the state back, let go of the row. */
   private async holdSession<T>(
-    hold: { sessionId: string; token: symbol; signal: AbortSignal | undefined },
+    hold: {
+      sessionId: string;
+      token: symbol;
+      signal: AbortSignal | undefined;
+      outage: StoreOutageWait | undefined;
+    },
     fn: (scope: SessionScope) => Promise<T>,
   ): Promise<T> {
-    const { sessionId, token, signal } = hold;
+    const { sessionId, token, signal, outage } = hold;
+    // The writes that end the scope wait out a busy or full disk when the caller said how long to wait.
+    const settle = (operation: string, work: () => void): Promise<void> =>
+      outage === undefined ? Promise.resolve().then(work) : outage.run(operation, async () => work());
     const db = await this.ready();
     const unlock = await acquireSessionLockRow(db, sessionId, { owner: this.owner, signal }).catch(
       (error: unknown) => {
@@ -175,21 +185,18 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
           result = await fn({ sessionId, state, token });
         } catch (error) {
           // Like the in-memory store, a failed scope still persists what it changed before failing.
-          try {
-            this.saveScopeState(sessionId, state);
-          } catch {
-            // The scope's own error is the one to report.
-          }
+          // The scope's own error is the one to report.
+          await settle("session save", () => this.saveScopeState(sessionId, state)).catch(() => {});
           throw error;
         }
-        this.saveScopeState(sessionId, state);
+        await settle("session save", () => this.saveScopeState(sessionId, state));
         return result;
       } finally {
         this.held.delete(sessionId);
       }
     } finally {
       // The row outlives a crash only until another process sees our pid is gone.
-      if (!this.closed) this.run("session unlock", unlock);
+      if (!this.closed) await settle("session unlock", () => this.write("session unlock", unlock));
     }
   }
 
@@ -210,7 +217,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   async setState(sessionId: string, state: Record<string, unknown>): Promise<void> {
     await this.ready();
     const now = new Date().toISOString();
-    this.run("setState", () =>
+    this.write("setState", () =>
       this.stmt(
         `INSERT INTO sessions (session_id, state, schema_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (session_id) DO UPDATE
@@ -321,7 +328,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   async saveRun(record: RunRecord): Promise<void> {
     await this.ready();
     const now = new Date().toISOString();
-    this.run("saveRun", () =>
+    this.write("saveRun", () =>
       this.stmt(
         `INSERT INTO runs (run_id, session_id, status, body, schema_version, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -522,7 +529,12 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     }
   }
 
-  /** Run synchronous store work in a `BEGIN IMMEDIATE` transaction, with failures typed. */
+  /**
+   * Run synchronous store work in a `BEGIN IMMEDIATE` transaction, with failures typed. Every write goes this
+   * way, even a single statement: a busy database then fails the `BEGIN`, and a full disk the `COMMIT`, never a
+   * prepared statement — libsql does not reset a statement that failed, and one left running keeps every later
+   * transaction of the connection from committing.
+   */
   private write<R>(operation: string, work: () => R): R {
     return this.run(operation, () => this.database().transaction(work));
   }

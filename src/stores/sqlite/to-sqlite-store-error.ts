@@ -3,15 +3,18 @@ import { KeelError } from "../../errors/keel-error.js";
 /** SQLite primary result codes the store tells apart (`errcode & 0xff`). */
 const SQLITE_BUSY = 5;
 const SQLITE_LOCKED = 6;
+const SQLITE_IOERR = 10;
 const SQLITE_CORRUPT = 11;
+const SQLITE_FULL = 13;
 const SQLITE_CANTOPEN = 14;
 const SQLITE_NOTADB = 26;
 
 /**
  * A typed Keel error in place of a raw binding one. A damaged or foreign file is `store.corrupt` (never retried:
- * corruption is refused, never skipped); a file that cannot be opened is `store.connection`; a write
- * lock still held by another process after the busy timeout is `store.lock_timeout`, retryable so durable runs
- * resume; anything else is `store.query`.
+ * corruption is refused, never skipped); a file that cannot be opened is `store.connection`; a write lock still
+ * held by another connection after the busy timeout is `store.busy`, a full disk `store.disk_full` and a failed
+ * read or write of the device `store.io` — all three retryable, and waited out by durable runs (SQLite rolls
+ * the statement back, so nothing of it is left half-written); anything else is `store.query`.
  */
 export function toSqliteStoreError(error: unknown, dbPath: string, operation: string): KeelError {
   if (KeelError.isInstance(error)) return error;
@@ -42,10 +45,34 @@ export function toSqliteStoreError(error: unknown, dbPath: string, operation: st
     return new KeelError(
       `sqlite store: ${operation} waited past the busy timeout for ${dbPath}: ${message}`,
       {
-        code: "store.lock_timeout",
+        code: "store.busy",
         retryable: true,
         cause: error,
-        hint: "Another process holds the database's write lock; raise busy_timeout_ms or write less concurrently.",
+        hint: "Another connection holds the database's write lock; raise busy_timeout_ms or write less concurrently.",
+        context,
+      },
+    );
+  }
+  if (code === SQLITE_FULL) {
+    return new KeelError(
+      `sqlite store: ${operation} failed, the disk holding ${dbPath} is full: ${message}`,
+      {
+        code: "store.disk_full",
+        retryable: true,
+        cause: error,
+        hint: "Free space on the disk holding db_path (or move it to a bigger one); nothing of the failed write was kept.",
+        context,
+      },
+    );
+  }
+  if (code === SQLITE_IOERR) {
+    return new KeelError(
+      `sqlite store: ${operation} failed, the device holding ${dbPath} failed: ${message}`,
+      {
+        code: "store.io",
+        retryable: true,
+        cause: error,
+        hint: "Check the disk or network file system holding db_path; SQLite rolled the failed write back.",
         context,
       },
     );
@@ -80,6 +107,10 @@ function sqliteResultCode(error: unknown): number | undefined {
       return SQLITE_NOTADB;
     case "SQLITE_CANTOPEN":
       return SQLITE_CANTOPEN;
+    case "SQLITE_FULL":
+      return SQLITE_FULL;
+    case "SQLITE_IOERR":
+      return SQLITE_IOERR;
     default:
       return undefined;
   }
