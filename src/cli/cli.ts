@@ -13,6 +13,7 @@ import { describeError, runCommand } from "./commands/run.js";
 import { runsCommand } from "./commands/runs.js";
 import { serveCommand } from "./commands/serve.js";
 import { type OutputStream, validateCommand } from "./commands/validate.js";
+import { workerCommand } from "./commands/worker.js";
 
 /** Where the CLI reads and writes; `main.ts` passes the process's, tests pass buffers. */
 export interface CliIO {
@@ -75,6 +76,11 @@ const COMMANDS = {
     "resume-interrupted": { type: "boolean" },
     ...HELP,
   },
+  worker: {
+    concurrency: { type: "string" },
+    "grace-ms": { type: "string" },
+    ...HELP,
+  },
 } as const;
 
 type CommandName = keyof typeof COMMANDS;
@@ -95,6 +101,7 @@ Usage:
   keel pending <config> <runId> [--json]
   keel policy <config> [--agent ID] [--session ID] [--json]
   keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted]
+  keel worker <config> [--concurrency N] [--grace-ms N]
   keel help | --help
   keel --version
 
@@ -115,6 +122,9 @@ Commands:
                Ctrl-C or SIGTERM: --port (default 8787), --host (default 127.0.0.1), --token (or
                KEEL_SERVER_TOKEN; needed off loopback), --resume-interrupted (resume durable runs a dead
                process left running, before listening)
+  worker       Take runs off the config's queue ("queue": {"type": "bullmq"}) and execute them durably on its
+               store until SIGTERM: --concurrency (runs at a time, default 4), --grace-ms (on SIGTERM, how
+               long runs in flight may go on before they are handed back to the queue, default 10000)
 
 Options for run:
   -              In place of the input: read it from stdin (keel run agent.json - < prompt.txt)
@@ -217,6 +227,18 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       host: typeof values.host === "string" ? values.host : "127.0.0.1",
       token,
       resumeInterrupted: values["resume-interrupted"] === true,
+      stdout: io.stdout,
+      stderr: io.stderr,
+      ...(io.signal === undefined ? {} : { signal: io.signal }),
+    });
+  }
+  if (command === "worker") {
+    if (positionals.length !== 1)
+      throw new UsageError("Usage: keel worker <config> [--concurrency N] [--grace-ms N]");
+    return workerCommand({
+      configPath: positionals[0]!,
+      concurrency: positiveNumber(values.concurrency, "--concurrency", 4),
+      graceMs: positiveNumber(values["grace-ms"], "--grace-ms", 10_000),
       stdout: io.stdout,
       stderr: io.stderr,
       ...(io.signal === undefined ? {} : { signal: io.signal }),
@@ -409,4 +431,12 @@ function streamLogger(stream: OutputStream): Logger {
     warn: (message, details) => write("warning", message, details),
     error: (message, details) => write("error", message, details),
   };
+}
+
+/** A whole number flag's value, or its default when the flag is absent. */
+function positiveNumber(value: unknown, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "string" || !/^\d{1,9}$/.test(value) || Number(value) === 0)
+    throw new UsageError(`${flag} must be a positive whole number, not '${String(value)}'`);
+  return Number(value);
 }

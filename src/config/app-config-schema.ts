@@ -64,6 +64,7 @@ export const COMPONENT_METHODS = {
   session: ["session", "getState", "setState", "appendMessage", "loadMessages"],
   events: ["subscribe", "emit", "publish"],
   skills: ["prepareSession", "loadReferences", "runSkill"],
+  queue: ["enqueue", "consume", "close"],
 } as const satisfies Record<string, readonly string[]>;
 
 /** A top-level component: a PluginRef, or (code-first) the component itself, which its caller owns. */
@@ -443,6 +444,7 @@ export const AppConfigSchema = z.strictObject({
   session: componentEntry("session", "in_memory"),
   events: componentEntry("events", "async"),
   skills: componentEntry("skills", "local"),
+  queue: componentEntry("queue", "in_process"),
   logging: LoggingConfigSchema.optional(),
 });
 
