@@ -10,6 +10,7 @@ import { s3SuspendedRuns } from "./scenarios/s3-suspended-runs.mjs";
 import { s4CheckpointCost } from "./scenarios/s4-checkpoint-cost.mjs";
 import { s5HistoryScaling } from "./scenarios/s5-history-scaling.mjs";
 import { s6Server } from "./scenarios/s6-server.mjs";
+import { s7Queue } from "./scenarios/s7-queue.mjs";
 import { t1ToolCalls } from "./scenarios/t1-tool-calls.mjs";
 
 const SCENARIOS = {
@@ -20,6 +21,7 @@ const SCENARIOS = {
   S4: s4CheckpointCost,
   S5: s5HistoryScaling,
   S6: s6Server,
+  S7: s7Queue,
   T1: t1ToolCalls,
 };
 

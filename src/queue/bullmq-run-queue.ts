@@ -186,9 +186,10 @@ export class BullmqRunQueue implements RunQueue {
     return this.queue.getJobCounts("waiting", "active", "completed", "failed", "delayed");
   }
 
-  /** Remove the queue and its runs from Redis (tests and demos). */
+  /** Remove the queue, its runs and their event streams from Redis (tests and demos). */
   async destroy(): Promise<void> {
     await this.queue.obliterate({ force: true });
+    await this.fanout.dropStreams();
   }
 
   async close(): Promise<void> {

@@ -44,6 +44,8 @@ export interface RedisClient {
     end: string,
     ...rest: (string | number)[]
   ): Promise<[string, string[]][]>;
+  scan(cursor: string, ...args: (string | number)[]): Promise<[string, string[]]>;
+  del(...keys: string[]): Promise<number>;
   subscribe(...channels: string[]): Promise<unknown>;
   unsubscribe(...channels: string[]): Promise<unknown>;
   on(event: string, listener: (...args: never[]) => void): unknown;

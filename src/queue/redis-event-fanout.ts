@@ -26,35 +26,38 @@ export class RedisEventFanout implements RunEventFanout {
   private subscriber: RedisClient | undefined;
   private readonly watchers = new Map<string, Set<() => void>>();
   private warned = false;
+  private pending: RuntimeEvent[] = [];
 
   constructor(private readonly options: RedisEventFanoutOptions) {}
 
   publish(event: RuntimeEvent): void {
     if (event.runId === "") return;
+    this.pending.push(event);
+    // Events emitted in one turn of the loop go to Redis in one pipeline: a step's burst costs one round trip.
+    if (this.pending.length === 1) setImmediate(this.flush);
+  }
+
+  private readonly flush = (): void => {
+    const events = this.pending;
+    this.pending = [];
     const { client, prefix, maxLen, ttlSeconds } = this.options;
-    const key = streamKey(prefix, event.runId);
-    const body = JSON.stringify(
-      {
-        kind: event.kind,
-        sequence: event.sequence,
-        sessionId: event.sessionId,
-        agentId: event.agentId,
-        timestampMs: event.timestampMs,
-        payload: event.payload,
-      },
-      jsonSafe,
-    );
-    const pipeline = client.pipeline().xadd(key, "MAXLEN", "~", maxLen, "*", "e", body);
-    pipeline.publish(channel(prefix, event.runId), String(event.sequence));
-    // Streams of runs whose worker died without finishing them go too, a while later.
-    if (event.kind === "run.finished" || event.kind === "run.started") pipeline.expire(key, ttlSeconds);
+    const pipeline = client.pipeline();
+    const notify = new Map<string, number>();
+    for (const event of events) {
+      const key = streamKey(prefix, event.runId);
+      pipeline.xadd(key, "MAXLEN", "~", maxLen, "*", "e", encode(event));
+      // Streams of runs whose worker died without finishing them go too, a while later.
+      if (event.kind === "run.finished" || event.kind === "run.started") pipeline.expire(key, ttlSeconds);
+      notify.set(event.runId, event.sequence);
+    }
+    for (const [runId, sequence] of notify) pipeline.publish(channel(prefix, runId), String(sequence));
     pipeline.exec().catch((error: unknown) => {
       // The store's log keeps every event; a reader that finds a gap on the stream reads it there.
       if (this.warned) return;
       this.warned = true;
       getLogger().warn(`Could not publish run events to Redis: ${(error as Error).message}`);
     });
-  }
+  };
 
   async read(runId: string, after: string): Promise<{ position: string; event: RuntimeEvent }[]> {
     const key = streamKey(this.options.prefix, runId);
@@ -104,6 +107,22 @@ export class RedisEventFanout implements RunEventFanout {
     };
   }
 
+  /** Delete every run stream under the prefix. */
+  async dropStreams(): Promise<void> {
+    let cursor = "0";
+    do {
+      const [next, keys] = await this.options.client.scan(
+        cursor,
+        "MATCH",
+        `${this.options.prefix}:events:*`,
+        "COUNT",
+        500,
+      );
+      cursor = next;
+      if (keys.length > 0) await this.options.client.del(...keys);
+    } while (cursor !== "0");
+  }
+
   async close(): Promise<void> {
     const subscriber = this.subscriber;
     this.subscriber = undefined;
@@ -133,6 +152,20 @@ function streamKey(prefix: string, runId: string): string {
 
 function channel(prefix: string, runId: string): string {
   return `${prefix}:run:${runId}`;
+}
+
+function encode(event: RuntimeEvent): string {
+  return JSON.stringify(
+    {
+      kind: event.kind,
+      sequence: event.sequence,
+      sessionId: event.sessionId,
+      agentId: event.agentId,
+      timestampMs: event.timestampMs,
+      payload: event.payload,
+    },
+    jsonSafe,
+  );
 }
 
 function jsonSafe(_key: string, value: unknown): unknown {
