@@ -11,8 +11,8 @@ import { queueCluster, waitForRuns } from "./support/queue-cluster.js";
 
 /**
  * The engines under a batch of queued runs restart: a Redis of the test's own (append-only file on, so the
- * queue survives it, as a production Redis for BullMQ is configured) is shut down and started again while
- * workers execute runs, and every run still ends completed.
+ * queue survives it, as a production Redis for BullMQ is configured), or a Postgres cluster of the test's own,
+ * is restarted while workers execute runs, and every run still ends completed.
  */
 
 useBuiltCli();
@@ -47,6 +47,32 @@ function startRedis(port: number, dir: string): void {
   ]);
 }
 
+/** Run the batch, restart an engine once tool calls are under way, and check that every run completed. */
+async function batchAcrossRestart(cluster: ReturnType<typeof queueCluster>, restart: () => Promise<void>) {
+  await Promise.all([cluster.worker({ concurrency: 4 }), cluster.worker({ concurrency: 4 })]);
+  const runtime = await Runtime.fromConfig(cluster.configPath);
+  const runIds: string[] = [];
+  try {
+    for (let index = 0; index < 16; index++)
+      runIds.push(await runtime.submit({ agentId: "ticker", inputText: `run ${index}` }));
+  } finally {
+    await runtime.close();
+  }
+  await waitFor(
+    () => readLedger(cluster.ledger).length >= 8,
+    () => "the workers to start tool calls",
+  );
+  await restart();
+  const store = await cluster.store();
+  await waitForRuns(store, runIds);
+  for (const runId of runIds) {
+    expect(await store.getRun(runId)).toMatchObject({ status: "done", stopReason: "completed" });
+    await gaplessEvents(store, runId);
+  }
+  const calls = readLedger(cluster.ledger).map((line) => line.split(" ").slice(0, 2).join(" "));
+  expect(new Set(calls).size).toBe(16 * 4);
+}
+
 async function redisUp(port: number): Promise<boolean> {
   try {
     return execFileSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).trim() === "PONG";
@@ -71,32 +97,35 @@ describe("a Redis restart during a batch of runs", async () => {
   });
 
   it("ends every run completed, each tool call's effect recorded once", async () => {
-    await Promise.all([cluster.worker({ concurrency: 4 }), cluster.worker({ concurrency: 4 })]);
-    const runtime = await Runtime.fromConfig(cluster.configPath);
-    const runIds: string[] = [];
-    try {
-      for (let index = 0; index < 16; index++)
-        runIds.push(await runtime.submit({ agentId: "ticker", inputText: `run ${index}` }));
-    } finally {
-      await runtime.close();
-    }
-    await waitFor(
-      () => readLedger(cluster.ledger).length >= 8,
-      () => "the workers to start tool calls",
-    );
-    execFileSync("redis-cli", ["-p", String(port), "shutdown"]);
-    // Down for a moment, then back with the queue it had.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    startRedis(port, dir);
-    for (let tries = 0; !(await redisUp(port)) && tries < 100; tries++)
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    const store = await cluster.store();
-    await waitForRuns(store, runIds);
-    for (const runId of runIds) {
-      expect(await store.getRun(runId)).toMatchObject({ status: "done", stopReason: "completed" });
-      await gaplessEvents(store, runId);
-    }
-    const calls = readLedger(cluster.ledger).map((line) => line.split(" ").slice(0, 2).join(" "));
-    expect(new Set(calls).size).toBe(16 * 4);
+    await batchAcrossRestart(cluster, async () => {
+      execFileSync("redis-cli", ["-p", String(port), "shutdown"]);
+      // Down for a moment, then back with the queue it had.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      startRedis(port, dir);
+      for (let tries = 0; !(await redisUp(port)) && tries < 100; tries++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    });
   }, 120_000);
+});
+
+describe("a Postgres restart during a batch of runs", async () => {
+  const port = await freePort();
+  const name = `keelq${process.pid}`;
+  execFileSync("pg_createcluster", ["15", name, "-p", String(port), "--", "--auth=trust"], { stdio: "pipe" });
+  execFileSync("pg_ctlcluster", ["15", name, "start"]);
+  const cluster = queueCluster({
+    steps: 4,
+    tickMs: 150,
+    pgUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+  });
+  afterAll(async () => {
+    await cluster.close().catch(() => {});
+    execFileSync("pg_dropcluster", ["15", name, "--stop"], { stdio: "pipe" });
+  });
+
+  it("ends every run completed, each tool call's effect recorded once", async () => {
+    await batchAcrossRestart(cluster, async () => {
+      execFileSync("pg_ctlcluster", ["15", name, "restart", "-m", "fast"]);
+    });
+  }, 180_000);
 });

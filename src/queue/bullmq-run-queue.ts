@@ -106,7 +106,8 @@ export class BullmqRunQueue implements RunQueue {
       jobId,
       // One more than the tries: the last delivery parks the run as failed with the error that ended the tries.
       attempts: this.settings.attempts + 1,
-      backoff: { type: "fixed", delay: this.settings.retryDelayMs },
+      // Doubling waits ride out an engine's restart (1, 2, 4 s with the defaults) without hammering it.
+      backoff: { type: "exponential", delay: this.settings.retryDelayMs },
       removeOnComplete: { age: 3600, count: 10_000 },
       removeOnFail: { age: 24 * 3600 },
     });

@@ -42,7 +42,7 @@ export async function executeQueuedRun(
   }
   if (run.kind === "decide" && record?.status === "waiting") {
     await host.decide(run.runId, run.decisions ?? []);
-    return;
+    return confirmStored(store, run.runId);
   }
   // A run that waits goes on only by decisions, which come as jobs of their own.
   if (record?.status === "waiting") return;
@@ -56,12 +56,29 @@ export async function executeQueuedRun(
   const stored = await store.loadEvents(run.runId);
   if (record === null || (record.status === "created" && stored.length === 0 && delivery.attempt === 1)) {
     await host.start(request, 0);
-    return;
+    return confirmStored(store, run.runId);
   }
   const lastStored = await salvageEvents(host, run.runId, stored.at(-1)?.sequence ?? 0);
   const checkpoints = await checkpointsOfRun(store, run.runId);
   if (checkpoints.length > 0) await host.resumeRun(run.runId);
   else await host.start(request, lastStored);
+  return confirmStored(store, run.runId);
+}
+
+/**
+ * The run is acked only once the store says it finished or waits. A run that ended while its store was away
+ * (a restart) could not write that: the delivery fails, and the queue tries again after a while, which resumes
+ * the run from its latest checkpoint.
+ */
+async function confirmStored(store: SessionManager, runId: string): Promise<void> {
+  const record = await store.getRun(runId);
+  if (record?.status === "done" || record?.status === "waiting") return;
+  throw new KeelError(`Run ${runId} ended, but the store does not hold its end (status ${record?.status})`, {
+    code: ERROR_CODES.STORE_CONNECTION,
+    retryable: true,
+    hint: "The queue tries the run again from its latest checkpoint once the store answers",
+    context: { runId },
+  });
 }
 
 /**

@@ -152,10 +152,14 @@ export const tick = defineTool({
       for (const child of children) if (child.code === undefined) child.kill("SIGKILL");
       await Promise.all(children.map((child) => child.done));
       await store?.close();
-      if (queue !== undefined) {
-        await queue.destroy().catch(() => {});
-        await queue.close();
-      }
+      // The queue's keys and run streams go, whether or not the test opened the queue itself.
+      queue ??= await BullmqRunQueue.open({
+        prefix,
+        name: "runs",
+        ...(options.redisUrl === undefined ? {} : { url: options.redisUrl }),
+      });
+      await queue.destroy().catch(() => {});
+      await queue.close();
       const admin = new pg.Pool({ connectionString: pgUrl, max: 1 });
       await admin.query(`drop schema if exists ${schema} cascade`).catch(() => {});
       await admin.end();
