@@ -122,3 +122,41 @@ describe("a non-idempotent call caught by a worker's death", () => {
     await gaplessEvents(store, runId);
   }, 90_000);
 });
+
+describe("cancelling through any node", () => {
+  const cluster = queueCluster({ steps: 8, tickMs: 150 });
+  afterAll(() => cluster.close());
+
+  it("cancels a queued run before a worker takes it, and a running one on its worker", async () => {
+    const [node1, node2] = await Promise.all([cluster.server(), cluster.server()]);
+    const store = await cluster.store();
+    const cancel = (url: string, runId: string) =>
+      fetch(`${url}/runs/${runId}/cancel`, { method: "POST", headers: json, body: "{}" });
+
+    // No worker yet: the run waits in the queue, and starts cancelled when one takes it.
+    const queued = await startRun(node1.url);
+    const answered = await cancel(node2.url, queued);
+    expect(await answered.json()).toEqual({ runId: queued, cancelled: true });
+    await cluster.worker();
+    await waitForRuns(store, [queued]);
+    expect(await store.getRun(queued)).toMatchObject({ status: "done", stopReason: "cancelled" });
+    expect(readLedger(cluster.ledger).filter((line) => line.startsWith(queued))).toEqual([]);
+
+    // Running on the worker: node 2 asks, the worker cancels it, node 1's stream ends with the cancellation.
+    const running = await startRun(node1.url);
+    let asked = false;
+    const read = await readSse(await fetch(`${node1.url}/runs/${running}/events`), (sofar) => {
+      if (!asked && sofar.events.some((event) => event.event === "tool.finished")) {
+        asked = true;
+        void cancel(node2.url, running);
+      }
+      return false;
+    });
+    const finished = read.events.at(-1)!;
+    expect(finished.event).toBe("run.finished");
+    expect(JSON.parse(finished.data).result).toMatchObject({ stopReason: "cancelled" });
+    await waitForRuns(store, [running]);
+    expect(await store.getRun(running)).toMatchObject({ status: "done", stopReason: "cancelled" });
+    expect(readLedger(cluster.ledger).filter((line) => line.startsWith(running)).length).toBeLessThan(8);
+  }, 90_000);
+});

@@ -34,6 +34,8 @@ export interface BullmqRunQueueOptions {
 }
 
 const BUSY = "run.busy";
+/** How long a cancellation waits for a worker to take the run it names. */
+const CANCEL_TTL_SECONDS = 24 * 3600;
 
 /**
  * Runs kept in Redis with BullMQ, taken by `keel worker` processes. A worker holds a lease on each run it
@@ -113,8 +115,37 @@ export class BullmqRunQueue implements RunQueue {
     });
   }
 
-  consume(handler: QueuedRunHandler, options: { concurrency: number }): RunQueueConsumer {
+  async cancel(runId: string, reason?: string): Promise<void> {
+    const message = JSON.stringify({ runId, reason: reason ?? null });
+    // The key makes a run no worker holds yet start cancelled; the message reaches the one that holds it.
+    await this.client
+      .pipeline()
+      .set(this.cancelKey(runId), message, "EX", CANCEL_TTL_SECONDS)
+      .publish(this.cancelChannel(), message)
+      .exec();
+  }
+
+  async cancelledBefore(runId: string): Promise<string | undefined> {
+    const message = await this.client.get(this.cancelKey(runId));
+    if (message === null) return undefined;
+    return (JSON.parse(message) as { reason: string | null }).reason ?? "cancelled";
+  }
+
+  consume(
+    handler: QueuedRunHandler,
+    options: { concurrency: number; onCancel?: (runId: string, reason: string | undefined) => void },
+  ): RunQueueConsumer {
     const { settings } = this;
+    const onCancel = options.onCancel;
+    let cancels: RedisClient | undefined;
+    if (onCancel !== undefined) {
+      cancels = this.connect();
+      cancels.on("message", (_channel: never, message: never) => {
+        const { runId, reason } = JSON.parse(message) as { runId: string; reason: string | null };
+        onCancel(runId, reason ?? undefined);
+      });
+      cancels.subscribe(this.cancelChannel()).catch(() => {});
+    }
     const active = new Map<string, { job: BullJob; token: string | undefined; done: Promise<unknown> }>();
     const processor = async (job: BullJob, token?: string): Promise<void> => {
       const run = job.data as QueuedRun;
@@ -174,6 +205,7 @@ export class BullmqRunQueue implements RunQueue {
             );
           }
           this.workers.delete(worker);
+          cancels?.disconnect();
           if (handedBack === 0) await closing.catch(() => {});
           return { handedBack };
         })();
@@ -200,6 +232,14 @@ export class BullmqRunQueue implements RunQueue {
     await this.fanout.close();
     await this.queue.close();
     await this.client.quit().catch(() => this.client.disconnect());
+  }
+
+  private cancelKey(runId: string): string {
+    return `${this.settings.prefix}:${this.settings.name}:cancelled:${runId}`;
+  }
+
+  private cancelChannel(): string {
+    return `${this.settings.prefix}:${this.settings.name}:cancel`;
   }
 
   private connect(): RedisClient {

@@ -44,6 +44,7 @@ export interface RedisClient {
     end: string,
     ...rest: (string | number)[]
   ): Promise<[string, string[]][]>;
+  get(key: string): Promise<string | null>;
   scan(cursor: string, ...args: (string | number)[]): Promise<[string, string[]]>;
   del(...keys: string[]): Promise<number>;
   subscribe(...channels: string[]): Promise<unknown>;
@@ -57,6 +58,7 @@ export interface RedisClient {
 export interface RedisPipeline {
   xadd(key: string, ...args: (string | number)[]): RedisPipeline;
   publish(channel: string, message: string): RedisPipeline;
+  set(key: string, value: string, ...args: (string | number)[]): RedisPipeline;
   expire(key: string, seconds: number): RedisPipeline;
   exec(): Promise<unknown>;
 }

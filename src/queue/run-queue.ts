@@ -58,8 +58,21 @@ export interface RunQueue {
   /** Present when the queue carries run events between processes. */
   readonly fanout?: RunEventFanout;
   enqueue(run: QueuedRun): Promise<void>;
-  /** Start taking runs in this process, at most `concurrency` at a time. */
-  consume(handler: QueuedRunHandler, options: { concurrency: number }): RunQueueConsumer;
+  /**
+   * Start taking runs in this process, at most `concurrency` at a time; `onCancel` hears cancellations asked for
+   * through `cancel` in any process.
+   */
+  consume(
+    handler: QueuedRunHandler,
+    options: { concurrency: number; onCancel?: (runId: string, reason: string | undefined) => void },
+  ): RunQueueConsumer;
+  /**
+   * Ask whichever process executes the run to cancel it, and a run not yet taken to start cancelled. Present when
+   * other processes execute the queue's runs.
+   */
+  cancel?(runId: string, reason?: string): Promise<void>;
+  /** The reason a run was cancelled through `cancel` before a worker took it; undefined when it was not. */
+  cancelledBefore?(runId: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
 

@@ -14,9 +14,13 @@ import { checkpointsOfRun } from "./run-checkpoints.js";
 export interface QueuedRunHost {
   store: SessionManager;
   fanout: RunEventFanout | undefined;
-  /** Start a run here; `startAfter` numbers its events after what an earlier try left in the store. */
-  start(request: RunRequest, startAfter: number): Promise<RunResult>;
-  resumeRun(runId: string): Promise<RunResult>;
+  /**
+   * Start a run here; `startAfter` numbers its events after what an earlier try left in the store, and a
+   * `cancelled` reason starts it cancelled.
+   */
+  start(request: RunRequest, startAfter: number, cancelled?: string): Promise<RunResult>;
+  /** Why the run was cancelled before this worker took it, if it was. */
+  cancelledBefore(runId: string): Promise<string | undefined>;
   decide(runId: string, decisions: readonly ToolDecision[]): Promise<RunResult>;
 }
 
@@ -55,13 +59,16 @@ export async function executeQueuedRun(
   };
   const stored = await store.loadEvents(run.runId);
   if (record === null || (record.status === "created" && stored.length === 0 && delivery.attempt === 1)) {
-    await host.start(request, 0);
+    await host.start(request, 0, await host.cancelledBefore(run.runId));
     return confirmStored(store, run.runId);
   }
   const lastStored = await salvageEvents(host, run.runId, stored.at(-1)?.sequence ?? 0);
-  const checkpoints = await checkpointsOfRun(store, run.runId);
-  if (checkpoints.length > 0) await host.resumeRun(run.runId);
-  else await host.start(request, lastStored);
+  const latest = (await checkpointsOfRun(store, run.runId)).at(-1);
+  // A cancellation asked for while no worker held the run (between two tries) applies as it goes on.
+  const cancelled = await host.cancelledBefore(run.runId);
+  if (latest !== undefined)
+    await host.start({ agentId: run.agentId, inputText: "", resumeFromCheckpoint: latest }, 0, cancelled);
+  else await host.start(request, lastStored, cancelled);
   return confirmStored(store, run.runId);
 }
 

@@ -283,7 +283,14 @@ export class Runtime {
   async cancel(runId: string, options: { reason?: string } = {}): Promise<boolean> {
     const live = this.liveRuns.get(runId);
     if (live !== undefined) return live.scope.cancel(cancelledBy(options.reason));
-    return (await this.cancelWaiting(runId, cancelledBy(options.reason))) !== null;
+    const waiting = await this.cancelWaiting(runId, cancelledBy(options.reason));
+    if (waiting !== null) return true;
+    // A run another process executes (or will) is cancelled there.
+    const { queue, sessionManager } = this.parts;
+    const status = (await sessionManager.getRun(runId))?.status;
+    if (queue.cancel === undefined || (status !== "created" && status !== "running")) return false;
+    await queue.cancel(runId, options.reason);
+    return true;
   }
 
   /**
@@ -403,12 +410,18 @@ export class Runtime {
     const host: QueuedRunHost = {
       store: sessionManager,
       fanout: queue.fanout,
-      start: (request, startAfter) => this.startRun(request, { startAfter }).then((live) => live.done),
-      resumeRun: (runId) => this.resumeRun(runId),
+      start: (request, startAfter, cancelled) =>
+        this.startRun(request, {
+          startAfter,
+          ...(cancelled === undefined ? {} : { cancel: cancelledBy(cancelled) }),
+        }).then((live) => live.done),
+      cancelledBefore: (runId) => queue.cancelledBefore?.(runId) ?? Promise.resolve(undefined),
       decide: (runId, decisions) => this.decide({ runId, decisions }),
     };
     const handler = (run: QueuedRun, delivery: QueuedRunDelivery) => executeQueuedRun(host, run, delivery);
-    return queue.consume(handler, { concurrency: options.concurrency ?? 1 });
+    const onCancel = (runId: string, reason: string | undefined) =>
+      this.liveRuns.get(runId)?.scope.cancel(cancelledBy(reason));
+    return queue.consume(handler, { concurrency: options.concurrency ?? 1, onCancel });
   }
 
   /**
