@@ -10,9 +10,9 @@ import { useBuiltCli } from "./support/cli-process.js";
 import { queueCluster, waitForRuns } from "./support/queue-cluster.js";
 
 /**
- * The engines under a batch of queued runs restart: a Redis of the test's own (append-only file on, so the
- * queue survives it, as a production Redis for BullMQ is configured), or a Postgres cluster of the test's own,
- * is restarted while workers execute runs, and every run still ends completed.
+ * The engine under a batch of queued runs restarts: a Redis of the test's own (append-only file on, so the
+ * queue survives it, as a production Redis for BullMQ is configured) is shut down and started again while
+ * workers execute runs, and every run still ends completed.
  */
 
 useBuiltCli();
@@ -106,26 +106,4 @@ describe("a Redis restart during a batch of runs", async () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
     });
   }, 120_000);
-});
-
-describe("a Postgres restart during a batch of runs", async () => {
-  const port = await freePort();
-  const name = `keelq${process.pid}`;
-  execFileSync("pg_createcluster", ["15", name, "-p", String(port), "--", "--auth=trust"], { stdio: "pipe" });
-  execFileSync("pg_ctlcluster", ["15", name, "start"]);
-  const cluster = queueCluster({
-    steps: 4,
-    tickMs: 150,
-    pgUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
-  });
-  afterAll(async () => {
-    await cluster.close().catch(() => {});
-    execFileSync("pg_dropcluster", ["15", name, "--stop"], { stdio: "pipe" });
-  });
-
-  it("ends every run completed, each tool call's effect recorded once", async () => {
-    await batchAcrossRestart(cluster, async () => {
-      execFileSync("pg_ctlcluster", ["15", name, "restart", "-m", "fast"]);
-    });
-  }, 180_000);
 });

@@ -37,8 +37,9 @@ export class RedisEventFanout implements RunEventFanout {
     if (this.pending.length === 1) setImmediate(this.flush);
   }
 
-  private readonly flush = (): void => {
+  private readonly flush = (): Promise<unknown> => {
     const events = this.pending;
+    if (events.length === 0) return Promise.resolve();
     this.pending = [];
     const { client, prefix, maxLen, ttlSeconds } = this.options;
     const pipeline = client.pipeline();
@@ -51,7 +52,7 @@ export class RedisEventFanout implements RunEventFanout {
       notify.set(event.runId, event.sequence);
     }
     for (const [runId, sequence] of notify) pipeline.publish(channel(prefix, runId), String(sequence));
-    pipeline.exec().catch((error: unknown) => {
+    return pipeline.exec().catch((error: unknown) => {
       // The store's log keeps every event; a reader that finds a gap on the stream reads it there.
       if (this.warned) return;
       this.warned = true;
@@ -124,6 +125,8 @@ export class RedisEventFanout implements RunEventFanout {
   }
 
   async close(): Promise<void> {
+    // Events of this turn not yet sent go before the connection does.
+    await this.flush();
     const subscriber = this.subscriber;
     this.subscriber = undefined;
     this.watchers.clear();

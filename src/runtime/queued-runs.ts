@@ -55,7 +55,7 @@ export async function executeQueuedRun(
     inputText: run.inputText,
     runId: run.runId,
     sessionId: run.sessionId,
-    durable: run.durable ?? true,
+    durable: run.durable === true,
   };
   const stored = await store.loadEvents(run.runId);
   if (record === null || (record.status === "created" && stored.length === 0 && delivery.attempt === 1)) {
