@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Runtime } from "../src/runtime/runtime.js";
 import { gaplessEvents, readLedger, waitFor } from "./support/child-processes.js";
 import { useBuiltCli } from "./support/cli-process.js";
@@ -83,8 +83,11 @@ async function redisUp(port: number): Promise<boolean> {
 
 describe("a Redis restart during a batch of runs", async () => {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "keel-redis-"));
-  startRedis(port, dir);
+  let dir = "";
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "keel-redis-"));
+    startRedis(port, dir);
+  });
   const cluster = queueCluster({ steps: 4, tickMs: 150, redisUrl: `redis://127.0.0.1:${port}` });
   afterAll(async () => {
     await cluster.close();
@@ -93,7 +96,7 @@ describe("a Redis restart during a batch of runs", async () => {
     } catch {
       // Already down.
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (dir !== "") rmSync(dir, { recursive: true, force: true });
   });
 
   it("ends every run completed, each tool call's effect recorded once", async () => {

@@ -219,10 +219,22 @@ export class BullmqRunQueue implements RunQueue {
     return this.queue.getJobCounts("waiting", "active", "completed", "failed", "delayed");
   }
 
-  /** Remove the queue, its runs and their event streams from Redis (tests and demos). */
+  /** Remove the queue, its runs, their event streams and cancellations from Redis (tests and demos). */
   async destroy(): Promise<void> {
     await this.queue.obliterate({ force: true });
-    await this.fanout.dropStreams();
+    const { client, settings } = this;
+    let cursor = "0";
+    do {
+      const [next, keys] = await client.scan(
+        cursor,
+        "MATCH",
+        `${settings.prefix}:${settings.name}:*`,
+        "COUNT",
+        500,
+      );
+      cursor = next;
+      if (keys.length > 0) await client.del(...keys);
+    } while (cursor !== "0");
   }
 
   async close(): Promise<void> {

@@ -108,22 +108,6 @@ export class RedisEventFanout implements RunEventFanout {
     };
   }
 
-  /** Delete every run stream under the prefix. */
-  async dropStreams(): Promise<void> {
-    let cursor = "0";
-    do {
-      const [next, keys] = await this.options.client.scan(
-        cursor,
-        "MATCH",
-        `${this.options.prefix}:events:*`,
-        "COUNT",
-        500,
-      );
-      cursor = next;
-      if (keys.length > 0) await this.options.client.del(...keys);
-    } while (cursor !== "0");
-  }
-
   async close(): Promise<void> {
     // Events of this turn not yet sent go before the connection does.
     await this.flush();
