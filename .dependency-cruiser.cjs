@@ -32,6 +32,7 @@ const LAYERS = [
   "toolsets",
   "mcp",
   "stores",
+  "queue",
   // L4: the run loop and what plugs into it.
   "middleware",
   "patterns",

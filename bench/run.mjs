@@ -13,6 +13,7 @@ import { s3SuspendedRuns } from "./scenarios/s3-suspended-runs.mjs";
 import { s4CheckpointCost } from "./scenarios/s4-checkpoint-cost.mjs";
 import { s5HistoryScaling } from "./scenarios/s5-history-scaling.mjs";
 import { s6Server } from "./scenarios/s6-server.mjs";
+import { s7Queue } from "./scenarios/s7-queue.mjs";
 import { startup } from "./scenarios/startup.mjs";
 import { t1ToolCalls } from "./scenarios/t1-tool-calls.mjs";
 
@@ -25,6 +26,7 @@ const SCENARIOS = {
   S4: s4CheckpointCost,
   S5: s5HistoryScaling,
   S6: s6Server,
+  S7: s7Queue,
   T1: t1ToolCalls,
   H1: h1HeldHeap,
   A1: a1Allocation,

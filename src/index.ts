@@ -243,6 +243,16 @@ export { PlanExecutePattern } from "./patterns/plan-execute-pattern.js";
 export { ReactPattern } from "./patterns/react-pattern.js";
 export { isPluginRef, type LoadPluginOptions, loadPlugin } from "./plugins/load-plugin.js";
 export type { PluginDefinition, PluginFactoryContext, PluginKind } from "./plugins/plugin-registry.js";
+export { BullmqRunQueue, type BullmqRunQueueOptions } from "./queue/bullmq-run-queue.js";
+export { InProcessRunQueue } from "./queue/in-process-run-queue.js";
+export type {
+  QueuedRun,
+  QueuedRunDelivery,
+  QueuedRunHandler,
+  RunEventFanout,
+  RunQueue,
+  RunQueueConsumer,
+} from "./queue/run-queue.js";
 export {
   DEFAULT_LARGE_OUTPUT_BYTES,
   type OffloadedOutput,

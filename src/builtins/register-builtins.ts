@@ -15,6 +15,7 @@ import { registerContextAssemblerBuiltins } from "./builtin-context-assemblers.j
 import { registerEventBusBuiltins } from "./builtin-event-buses.js";
 import { registerMemoryBuiltins } from "./builtin-memories.js";
 import { registerPatternBuiltins } from "./builtin-patterns.js";
+import { registerRunQueueBuiltins } from "./builtin-run-queues.js";
 import { registerRuntimeBuiltins } from "./builtin-runtimes.js";
 import { registerSessionBuiltins } from "./builtin-session-managers.js";
 import { registerSkillsBuiltins } from "./builtin-skills-managers.js";
@@ -38,6 +39,8 @@ export function registerBuiltins(): void {
   registerPatternBuiltins();
   registerToolExecutorBuiltins();
   registerRuntimeBuiltins();
+  // Its module imports bullmq and ioredis only when a bullmq queue is built.
+  registerRunQueueBuiltins();
   registerBuiltin(agentToolPlugin);
   registerBuiltin(filesystemToolsetPlugin);
   for (const plugin of filesystemToolPlugins) registerBuiltin(plugin);

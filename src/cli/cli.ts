@@ -73,6 +73,11 @@ const COMMANDS = {
     "no-console": { type: "boolean" },
     ...HELP,
   },
+  worker: {
+    concurrency: { type: "string" },
+    "grace-ms": { type: "string" },
+    ...HELP,
+  },
 } as const;
 
 type CommandName = keyof typeof COMMANDS;
@@ -95,6 +100,7 @@ Usage:
   keel policy <config> [--agent ID] [--session ID] [--json]
   keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted]
               [--no-console]
+  keel worker <config> [--concurrency N] [--grace-ms N]
   keel help | --help
   keel --version
 
@@ -119,6 +125,9 @@ Commands:
                KEEL_SERVER_TOKEN; needed off loopback), --resume-interrupted (resume durable runs a dead
                process left running, before listening); the web console is at its root (/) unless
                --no-console
+  worker       Take runs off the config's queue ("queue": {"type": "bullmq"}) and execute them durably on its
+               store until SIGTERM: --concurrency (runs at a time, default 4), --grace-ms (on SIGTERM, how
+               long runs in flight may go on before they are handed back to the queue, default 10000)
 
 Options for run:
   -              In place of the input: read it from stdin (keel run agent.json - < prompt.txt)
@@ -226,6 +235,19 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       token,
       resumeInterrupted: values["resume-interrupted"] === true,
       console: values["no-console"] !== true,
+      stdout: io.stdout,
+      stderr: io.stderr,
+      ...(io.signal === undefined ? {} : { signal: io.signal }),
+    });
+  }
+  if (command === "worker") {
+    if (positionals.length !== 1)
+      throw new UsageError("Usage: keel worker <config> [--concurrency N] [--grace-ms N]");
+    const { workerCommand } = await import("./commands/worker.js");
+    return workerCommand({
+      configPath: positionals[0]!,
+      concurrency: positiveNumber(values.concurrency, "--concurrency", 4),
+      graceMs: positiveNumber(values["grace-ms"], "--grace-ms", 10_000),
       stdout: io.stdout,
       stderr: io.stderr,
       ...(io.signal === undefined ? {} : { signal: io.signal }),
@@ -440,4 +462,12 @@ function streamLogger(stream: OutputStream): Logger {
     warn: (message, details) => write("warning", message, details),
     error: (message, details) => write("error", message, details),
   };
+}
+
+/** A whole number flag's value, or its default when the flag is absent. */
+function positiveNumber(value: unknown, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "string" || !/^\d{1,9}$/.test(value) || Number(value) === 0)
+    throw new UsageError(`${flag} must be a positive whole number, not '${String(value)}'`);
+  return Number(value);
 }

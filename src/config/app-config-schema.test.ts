@@ -47,6 +47,7 @@ describe("parseConfig defaults", () => {
       session: { type: "in_memory", config: {} },
       events: { type: "async", config: {} },
       skills: { type: "local", config: {} },
+      queue: { type: "in_process", config: {} },
     });
   });
 

@@ -64,6 +64,7 @@ export const COMPONENT_METHODS = {
   session: ["session", "getState", "setState", "appendMessage", "loadMessages"],
   events: ["subscribe", "emit", "publish"],
   skills: ["prepareSession", "loadReferences", "runSkill"],
+  queue: ["enqueue", "consume", "close"],
 } as const satisfies Record<string, readonly string[]>;
 
 /** A top-level component: a PluginRef, or (code-first) the component itself, which its caller owns. */
@@ -200,7 +201,7 @@ export const RuntimeOptionsSchema = z.strictObject({
     .optional(),
 });
 
-/** How a durable run bears a session store that stops answering (decision 0025). */
+/** How a durable run bears a session store that stops answering (decision 0027). */
 export const DurableOptionsSchema = z.strictObject({
   /**
    * How long a durable run waits for its store to answer again (a restarted server, a dropped connection, a
@@ -453,6 +454,7 @@ export const AppConfigSchema = z.strictObject({
   session: componentEntry("session", "in_memory"),
   events: componentEntry("events", "async"),
   skills: componentEntry("skills", "local"),
+  queue: componentEntry("queue", "in_process"),
   logging: LoggingConfigSchema.optional(),
 });
 

@@ -54,6 +54,7 @@ export const ERROR_CODES = {
   RUN_NOT_RESUMABLE: "run.not_resumable",
   RUN_EVENTS_LOST: "run.events_lost",
   RUN_BUSY: "run.busy",
+  RUN_ATTEMPTS_EXHAUSTED: "run.attempts_exhausted",
   RUN_UNKNOWN: "run.unknown",
   STORE_CONNECTION: "store.connection",
   STORE_LOCK_TIMEOUT: "store.lock_timeout",

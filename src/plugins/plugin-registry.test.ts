@@ -46,6 +46,7 @@ describe("plugin registry", () => {
       "skills",
       "hook",
       "middleware",
+      "run_queue",
     ]);
   });
 

@@ -15,6 +15,7 @@ export const PLUGIN_KINDS = [
   "skills",
   "hook",
   "middleware",
+  "run_queue",
 ] as const;
 
 export type PluginKind = (typeof PLUGIN_KINDS)[number];

@@ -59,17 +59,7 @@ const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
 export function executeRequest(given: ExecuteRequestInput): Promise<RunResult> {
   const input = withOutageWait(given);
   const { agent, request, sessionManager } = input;
-  const now = new Date().toISOString();
-  const record: RunRecord = {
-    runId: request.runId,
-    agentId: agent.id,
-    sessionId: request.sessionId,
-    status: "created",
-    pendingToolCalls: [],
-    createdAt: now,
-    updatedAt: now,
-    lastSequence: 0,
-  };
+  const record = newRunRecord({ runId: request.runId, agentId: agent.id, sessionId: request.sessionId });
   if (request.parentRunId !== undefined) record.parentRunId = request.parentRunId;
   const resume = input.resume;
   if (resume !== undefined && !resume.sameRun) record.parentRunId = resume.fromRunId;
@@ -494,8 +484,40 @@ function failedBeforeLoop(input: ExecuteRequestInput, thrown: unknown): RunResul
     ? thrown
     : new KeelError((thrown as Error)?.message ?? String(thrown), { code: "error.unknown", cause: thrown });
   const { log, request, agent } = input;
-  const result: RunResult = {
+  const result = failedResult(error, {
     runId: request.runId,
+    agentId: agent.id,
+    sessionId: request.sessionId,
+  });
+  if (log.lastSequence === 0) log.emit("run.started", { resumed: false });
+  log.emit("run.failed", { error: result.error, errorDetails: result.errorDetails });
+  log.emit("run.finished", { result });
+  return result;
+}
+
+/** A new run's record, `created`. */
+export function newRunRecord(run: { runId: string; agentId: string; sessionId: string }): RunRecord {
+  const now = new Date().toISOString();
+  const { runId, agentId, sessionId } = run;
+  return {
+    runId,
+    agentId,
+    sessionId,
+    status: "created",
+    pendingToolCalls: [],
+    createdAt: now,
+    updatedAt: now,
+    lastSequence: 0,
+  };
+}
+
+/** The result of a run that failed with `error` before it did anything else. */
+export function failedResult(
+  error: KeelError,
+  run: { runId: string; agentId: string; sessionId: string },
+): RunResult {
+  return {
+    runId: run.runId,
     finalOutput: null,
     stopReason: "failed",
     termination: { type: "error", value: error.message },
@@ -505,10 +527,6 @@ function failedBeforeLoop(input: ExecuteRequestInput, thrown: unknown): RunResul
     error: error.message,
     errorDetails: toErrorDetails(error),
     exception: error,
-    metadata: { agentId: agent.id, sessionId: request.sessionId, steps: 0 },
+    metadata: { agentId: run.agentId, sessionId: run.sessionId, steps: 0 },
   };
-  if (log.lastSequence === 0) log.emit("run.started", { resumed: false });
-  log.emit("run.failed", { error: result.error, errorDetails: result.errorDetails });
-  log.emit("run.finished", { result });
-  return result;
 }

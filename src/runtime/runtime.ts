@@ -1,5 +1,3 @@
-// The facade lists the whole public surface of the runtime; its work is delegated to execute-request and load-agent.
-import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { registerBuiltins } from "../builtins/register-builtins.js";
 import { type AppConfig, COMPONENT_METHODS } from "../config/app-config-schema.js";
@@ -15,35 +13,39 @@ import {
 } from "../contracts/run-types.js";
 import type { EventBus } from "../contracts/runtime-event.js";
 import type { Tool } from "../contracts/tool.js";
-import { ConfigError, RunBusyError, RunNotCompletedError } from "../errors/error-classes.js";
+import { ConfigError, RunNotCompletedError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
-import { RunEventLog } from "../events/run-event-log.js";
-import { CancelScope } from "../loop/cancel-scope.js";
 import type { ToolDecision } from "../loop/decisions.js";
-import { loadSuspension, type PreparedResume, prepareResume, resumeSessionId } from "../loop/resume/index.js";
+import { loadSuspension } from "../loop/resume/index.js";
 import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import { cancelledBy } from "../loop/termination.js";
 import type { EffectivePolicy } from "../permissions/effective-policy.js";
 import { policyForRun } from "../permissions/run-policy.js";
 import { isPluginRef, loadPlugin } from "../plugins/load-plugin.js";
+import { FanoutEventBus } from "../queue/fanout-event-bus.js";
+import type { QueuedRun, QueuedRunDelivery, RunQueue, RunQueueConsumer } from "../queue/run-queue.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { type AgentAsToolOptions, agentAsTool } from "../tools/agent-as-tool.js";
 import { AgentCache, type AgentInfo, changedAgentIds, describeAgent } from "./agent-cache.js";
 import { checkRunRequest } from "./check-run-request.js";
-import { executeRequest } from "./execute-request.js";
+import { followAcrossNodes } from "./follow-across-nodes.js";
 import { type LiveRun, LiveRuns } from "./live-runs.js";
+import { executeQueuedRun, type QueuedRunHost } from "./queued-runs.js";
 import { type ReadOptions, RunChunkIterator } from "./read-run-events.js";
 import { agentOfCheckpoint, checkpointsOfRun } from "./run-checkpoints.js";
 import { type DecideRequest, isDecideRequest, RunDecisions } from "./run-decisions.js";
+import { newId, type StartRunHost, startRun } from "./start-run.js";
 import type { RunStreamChunkKind, RunStreamChunks } from "./stream-chunk.js";
 import { checkStreamKinds } from "./stream-kinds.js";
+import { submitDecisions, submitRun } from "./submit-run.js";
 
 interface Components {
   eventBus: EventBus;
   sessionManager: SessionManager;
   skills: SkillsManager;
   runtime: RuntimePlugin;
+  queue: RunQueue;
 }
 
 /**
@@ -71,6 +73,13 @@ export class Runtime {
     live: (runId) => this.liveRuns.get(runId),
     start: (request, decisions) => this.startRun(request, { decisions }),
   });
+  private consumer: RunQueueConsumer | undefined;
+  private readonly runHost: StartRunHost = {
+    parts: () => (this.components ? Promise.resolve(this.components) : this.starting),
+    agents: undefined as unknown as AgentCache,
+    liveRuns: this.liveRuns,
+    trackSession: (sessionId) => this.sessions.add(sessionId),
+  };
   private configVersion = 1;
   private closed = false;
 
@@ -85,6 +94,7 @@ export class Runtime {
       runtime: this,
       liveRuns: () => this.liveRuns.values(),
     });
+    (this.runHost as { agents: AgentCache }).agents = this.agents;
     this.starting = this.start();
     this.starting.catch(() => {});
   }
@@ -115,19 +125,28 @@ export class Runtime {
 
   private async start(): Promise<Components> {
     const baseDir = this.baseDir;
-    for (const given of [this.config.events, this.config.session, this.config.skills])
+    const { events, session, skills: skillsRef, queue: queueRef } = this.config;
+    for (const given of [events, session, skillsRef, queueRef])
       if (!isPluginRef(given)) this.callerOwned.add(given);
-    const eventBus = await loadPlugin<EventBus>("event_bus", this.config.events, {
+    const queue = await loadPlugin<RunQueue>("run_queue", queueRef, {
+      baseDir,
+      label: "queue",
+      requiredMethods: COMPONENT_METHODS.queue,
+    });
+    const ownBus = await loadPlugin<EventBus>("event_bus", events, {
       baseDir,
       label: "events",
       requiredMethods: COMPONENT_METHODS.events,
     });
-    const sessionManager = await loadPlugin<SessionManager>("session", this.config.session, {
+    // Run events go to the queue's fan-out too, so server nodes elsewhere can stream them.
+    const eventBus = queue.fanout === undefined ? ownBus : new FanoutEventBus(ownBus, queue.fanout);
+    if (this.callerOwned.has(ownBus)) this.callerOwned.add(eventBus);
+    const sessionManager = await loadPlugin<SessionManager>("session", session, {
       baseDir,
       label: "session",
       requiredMethods: COMPONENT_METHODS.session,
     });
-    const skills = await loadPlugin<SkillsManager>("skills", this.config.skills, {
+    const skills = await loadPlugin<SkillsManager>("skills", skillsRef, {
       baseDir,
       label: "skills",
       requiredMethods: COMPONENT_METHODS.skills,
@@ -138,7 +157,9 @@ export class Runtime {
       requiredMethods: ["run"],
     });
     await runtime.initialize?.();
-    this.components = { eventBus, sessionManager, skills, runtime };
+    this.components = { eventBus, sessionManager, skills, runtime, queue };
+    // Without other processes to take them, this runtime executes what it queues itself.
+    if (!queue.distributed) this.consumer = this.work();
     return this.components;
   }
 
@@ -240,6 +261,14 @@ export class Runtime {
     // A run going on here that started here holds its whole log: the plain cursor is enough.
     if (live !== undefined && !live.log.closed && live.log.firstSequence <= (options.afterSequence ?? 0) + 1)
       return new RunChunkIterator(live.log, options) as AsyncIterableIterator<RunStreamChunks<unknown, K>>;
+    const fanout = this.components?.queue.fanout;
+    // A run no process holds here may be running on a worker: its live events come through the fan-out.
+    if (live === undefined && fanout !== undefined)
+      return followAcrossNodes(runId, {
+        ...options,
+        fanout,
+        store: this.ready().then(() => this.sessionManager),
+      }) as AsyncIterableIterator<RunStreamChunks<unknown, K>>;
     return this.liveRuns.follow(runId, {
       ...options,
       store: this.ready().then(() => this.sessionManager),
@@ -255,7 +284,14 @@ export class Runtime {
   async cancel(runId: string, options: { reason?: string } = {}): Promise<boolean> {
     const live = this.liveRuns.get(runId);
     if (live !== undefined) return live.scope.cancel(cancelledBy(options.reason));
-    return (await this.cancelWaiting(runId, cancelledBy(options.reason))) !== null;
+    const waiting = await this.cancelWaiting(runId, cancelledBy(options.reason));
+    if (waiting !== null) return true;
+    // A run another process executes (or will) is cancelled there.
+    const { queue, sessionManager } = this.parts;
+    const status = (await sessionManager.getRun(runId))?.status;
+    if (queue.cancel === undefined || (status !== "created" && status !== "running")) return false;
+    await queue.cancel(runId, options.reason);
+    return true;
   }
 
   /**
@@ -307,95 +343,12 @@ export class Runtime {
     return started.done;
   }
 
-  private async startRun(
+  private startRun(
     request: RunRequest,
-    extras: { decisions?: readonly ToolDecision[]; cancel?: TerminationReason } = {},
+    extras: { decisions?: readonly ToolDecision[]; cancel?: TerminationReason; startAfter?: number } = {},
   ): Promise<LiveRun> {
     if (this.closed) throw new ConfigError("The runtime is closed", { hint: "Create a new Runtime" });
-    checkRunRequest(request);
-    const parts = this.components ?? (await this.starting);
-    const agent = await this.agents.resolve(agentIdOf(request.agentId));
-    const resume =
-      request.resumeFromCheckpoint === undefined
-        ? undefined
-        : await prepareResume(parts.sessionManager, agent, {
-            checkpointId: request.resumeFromCheckpoint,
-            runId: request.runId,
-            branch: request.branch,
-          });
-    const runId = resume?.sameRun ? resume.fromRunId : (request.runId ?? newId());
-    if (this.liveRuns.has(runId)) {
-      if (resume?.sameRun)
-        throw new RunBusyError(`Run '${runId}' is already running in this process`, {
-          hint: "Wait for it to finish or suspend, or cancel it; or resume with branch: true to start a new run from the checkpoint",
-          context: { runId },
-        });
-      throw new ConfigError(`Run '${runId}' is already running`, { hint: "Use a new runId" });
-    }
-    const sessionId = this.sessionOf(request, resume);
-    // The agent's own output type applies to every run of it that gives none, resumed runs included.
-    const outputType = request.outputType ?? agent.outputType;
-    const target = { agentId: agent.id, ...(outputType === undefined ? {} : { outputType }) };
-    const normalized =
-      resume === undefined
-        ? { ...request, ...target, runId, sessionId }
-        : {
-            ...request,
-            ...target,
-            runId,
-            sessionId,
-            inputText: request.inputText || resume.inputText,
-            durable: request.durable ?? resume.durable,
-          };
-    const scope = new CancelScope();
-    if (extras.cancel !== undefined) scope.cancel(extras.cancel);
-    // A caller's signal may outlive many runs: listen only while this run lasts.
-    const signal = request.signal;
-    const onAbort = signal ? () => scope.cancel({ type: "cancelled", value: "signal aborted" }) : undefined;
-    if (signal && onAbort) {
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-    }
-    const log = new RunEventLog(
-      { runId, sessionId, agentId: agent.id },
-      parts.eventBus,
-      resume?.startAfter ?? 0,
-    );
-    // A session made up for one run can never be named again; only named sessions are worth tracking.
-    if (request.sessionId !== undefined) this.sessions.add(sessionId);
-    // A child run in its parent's session (agent as tool) re-enters the scope the parent holds.
-    const parent = request.parentRunId === undefined ? undefined : this.liveRuns.get(request.parentRunId);
-    const session: { token?: symbol } = {};
-    const reentrantToken = parent?.log.sessionId === sessionId ? parent.session.token : undefined;
-    const input = {
-      agent,
-      request: normalized,
-      log,
-      scope,
-      session,
-      generatedSession: request.sessionId === undefined && resume === undefined,
-      ...(reentrantToken === undefined ? {} : { reentrantToken }),
-      ...parts,
-    };
-    const done = executeRequest(
-      resume === undefined
-        ? input
-        : extras.decisions === undefined
-          ? { ...input, resume }
-          : { ...input, resume, decisions: extras.decisions },
-    ).finally(() => {
-      if (signal && onAbort) signal.removeEventListener("abort", onAbort);
-      this.liveRuns.delete(runId);
-    });
-    const live: LiveRun = { log, scope, done, session };
-    this.liveRuns.add(runId, live);
-    return live;
-  }
-
-  /** A resumed run stays in its session; a branch may move to another. */
-  private sessionOf(request: RunRequest, resume: PreparedResume | undefined): string {
-    if (resume === undefined) return request.sessionId ?? `session-${newId()}`;
-    return resumeSessionId(resume, request.sessionId);
+    return startRun(this.runHost, request, extras);
   }
 
   /**
@@ -425,6 +378,51 @@ export class Runtime {
       });
     }
     return this.resume(latest, options);
+  }
+
+  /** The run queue (`queue` in the config; `in_process` by default: runs execute here). */
+  get queue(): RunQueue {
+    return this.parts.queue;
+  }
+
+  /**
+   * Put a run on the queue and resolve with its id once it is queued (its record is stored as `created`): with
+   * `bullmq` a `keel worker` executes it, durably; with `in_process`, this runtime does. Follow it with `attach`.
+   */
+  async submit(request: RunRequest): Promise<string> {
+    checkRunRequest(request);
+    const parts = await this.starting;
+    const agentId = (await this.agents.resolve(agentIdOf(request.agentId))).id;
+    const runId = request.runId ?? newId();
+    const sessionId = request.sessionId ?? `session-${newId()}`;
+    await submitRun(parts.sessionManager, parts.queue, { ...request, agentId, runId, sessionId });
+    return runId;
+  }
+
+  /** Queue decisions on a waiting run (checked here first; `DecisionError` when refused); a worker applies them. */
+  async submitDecisions(request: { runId: string; decisions: readonly ToolDecision[] }): Promise<RunRecord> {
+    const parts = await this.starting;
+    return submitDecisions(parts.sessionManager, parts.queue, request);
+  }
+
+  /** Take runs off the queue and execute them here, at most `concurrency` at a time (`keel worker`). */
+  work(options: { concurrency?: number } = {}): RunQueueConsumer {
+    const { queue, sessionManager } = this.parts;
+    const host: QueuedRunHost = {
+      store: sessionManager,
+      fanout: queue.fanout,
+      start: (request, startAfter, cancelled) =>
+        this.startRun(request, {
+          startAfter,
+          ...(cancelled === undefined ? {} : { cancel: cancelledBy(cancelled) }),
+        }).then((live) => live.done),
+      cancelledBefore: (runId) => queue.cancelledBefore?.(runId) ?? Promise.resolve(undefined),
+      decide: (runId, decisions) => this.decide({ runId, decisions }),
+    };
+    const handler = (run: QueuedRun, delivery: QueuedRunDelivery) => executeQueuedRun(host, run, delivery);
+    const onCancel = (runId: string, reason: string | undefined) =>
+      this.liveRuns.get(runId)?.scope.cancel(cancelledBy(reason));
+    return queue.consume(handler, { concurrency: options.concurrency ?? 1, onCancel });
   }
 
   /**
@@ -565,6 +563,7 @@ export class Runtime {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.consumer?.stop();
     for (const live of this.liveRuns.values())
       live.scope.cancel({ type: "cancelled", value: "runtime closed" });
     await Promise.allSettled([...this.liveRuns.values()].map((live) => live.done));
@@ -576,15 +575,8 @@ export class Runtime {
     if (owned(parts.skills)) await parts.skills.close?.();
     if (owned(parts.sessionManager)) await parts.sessionManager.close();
     if (owned(parts.eventBus)) await parts.eventBus.close();
+    if (owned(parts.queue)) await parts.queue.close();
   }
 }
 
 function noop(): void {}
-
-/**
- * A fresh uuid as a flat string. Node builds `randomUUID()` from thirteen concatenated pieces; a run keeps its id
- * for its whole life, and the flat copy is a few hundred bytes smaller (S3).
- */
-function newId(): string {
-  return randomUUID().toLowerCase();
-}

@@ -53,8 +53,14 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
       ),
       ...(durable === undefined ? {} : { durable }),
     };
-    if (wait === true) return c.json(presentResult(await runtime.runDetailed(request), tenant));
-    await startDetached(runtime.stream(request));
+    if (runtime.queue.distributed) {
+      // Workers execute the run; this node only queues it (and, with wait, follows it to its end).
+      await runtime.submit(request);
+      if (wait === true) return c.json(presentResult(await resultOf(runtime.attach(request.runId)), tenant));
+    } else {
+      if (wait === true) return c.json(presentResult(await runtime.runDetailed(request), tenant));
+      await startDetached(runtime.stream(request));
+    }
     return c.json({ runId: request.runId }, 202, { location: `${c.req.path}/${request.runId}` });
   });
 
@@ -124,6 +130,20 @@ export function runsRoutes(runtime: Runtime, sse: SseStreamOptions): Hono<Server
     const tenant = c.get("tenant");
     const record = await ownedRun(runtime, tenant, c.req.param("runId"));
     const decisions = decisionsOf(await jsonBody(c));
+    if (runtime.queue.distributed) {
+      // A worker applies them; this node follows what the run does after them.
+      const waited = await runtime.submitDecisions({ runId: record.runId, decisions });
+      const chunks = runtime.attach(record.runId, { afterSequence: waited.lastSequence });
+      if (c.req.query("stream") !== "1") return c.json(presentResult(await resultOf(chunks), tenant));
+      return new Response(
+        sseRunStream(chunks as AsyncIterator<SseChunk>, {
+          ...sse,
+          present: presenter(tenant),
+          presentKey: tenant.prefix,
+        }),
+        { headers: SSE_HEADERS },
+      );
+    }
     if (c.req.query("stream") === "1") {
       const chunks = runtime.stream({ runId: record.runId, decisions });
       // A refused decision rejects the first read: answer it as a JSON error, not as a broken stream.
@@ -208,6 +228,21 @@ async function ownedRun(runtime: Runtime, tenant: Tenant, runId: string): Promis
 async function startDetached(chunks: AsyncIterableIterator<unknown>): Promise<void> {
   await chunks.next();
   await chunks.return?.();
+}
+
+/** The result a run's stream ends with. */
+async function resultOf(chunks: AsyncIterableIterator<unknown>): Promise<RunResult> {
+  let result: RunResult | undefined;
+  for await (const chunk of chunks) {
+    const finished = chunk as { kind: string; result?: RunResult };
+    if (finished.kind === "run.finished") result = finished.result;
+  }
+  if (result === undefined)
+    throw new ServerRequestError(502, "The run's stream ended without its result", {
+      code: "run.events_lost",
+      hint: "GET /runs/:runId shows how the run stands",
+    });
+  return result;
 }
 
 function presentResult(result: RunResult, tenant: Tenant): Omit<RunResult, "exception"> {
