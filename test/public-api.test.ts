@@ -200,6 +200,35 @@ describe("public API", () => {
     ]);
   });
 
+  it("keel/host", async () => {
+    const host = await import("../src/host/index.js");
+    expect(Object.keys(host).sort()).toMatchInlineSnapshot(`
+      [
+        "AGENT_API_ERROR_CODES",
+        "ActionRequestSchema",
+        "ActionResponseSchema",
+        "AgentApiError",
+        "AgentApiErrorSchema",
+        "AgentRunContextSchema",
+        "AgentRunnerCapabilitiesSchema",
+        "AgentRunnerContextPolicySchema",
+        "AgentRunnerManifestSchema",
+        "AgentRunnerPermissionsSchema",
+        "CHUNK_STATUS",
+        "PROTOCOL_VERSION",
+        "RESULT_TYPES",
+        "RUN_FAILURE_CODES",
+        "STATE_SCOPES",
+        "formatRunnerId",
+        "isCompatibleProtocolVersion",
+        "manifestForProfile",
+        "parseActionFrame",
+        "parseRunResult",
+        "parseRunnerId",
+      ]
+    `);
+  });
+
   it("package.json exports the built entries and the bin", async () => {
     const { default: manifest } = await import("../package.json", { with: { type: "json" } });
     expect(Object.keys(manifest.exports)).toEqual([
@@ -209,6 +238,7 @@ describe("public API", () => {
       "./ai-sdk",
       "./stores/postgres",
       "./server",
+      "./host",
       "./package.json",
     ]);
     expect(manifest.bin).toEqual({ keel: "./dist/cli/main.js" });

@@ -1,0 +1,69 @@
+/**
+ * Keel and the host ↔ runner protocol v1 (LangBot's AgentRunner protocol): the wire types, the transports that
+ * carry the plugin-runtime action protocol, Keel agents served as runners, and Keel as a host that runs them.
+ */
+
+export {
+  type ActionFrame,
+  type ActionRequest,
+  ActionRequestSchema,
+  type ActionResponse,
+  ActionResponseSchema,
+  CHUNK_STATUS,
+  type ChunkStatus,
+  type ParsedFrame,
+  parseActionFrame,
+} from "./wire/action-frame.js";
+export {
+  AGENT_API_ERROR_CODES,
+  AgentApiError,
+  type AgentApiErrorBody,
+  type AgentApiErrorCode,
+  AgentApiErrorSchema,
+} from "./wire/api-error.js";
+export {
+  type AgentRunnerCapabilities,
+  AgentRunnerCapabilitiesSchema,
+  type AgentRunnerContextPolicy,
+  AgentRunnerContextPolicySchema,
+  type AgentRunnerManifest,
+  type AgentRunnerManifestInput,
+  AgentRunnerManifestSchema,
+  type AgentRunnerPermissions,
+  AgentRunnerPermissionsSchema,
+  type DynamicFormItem,
+  formatRunnerId,
+  isCompatibleProtocolVersion,
+  type ListedRunner,
+  PROTOCOL_VERSION,
+  parseRunnerId,
+  type RunnerAddress,
+} from "./wire/manifest.js";
+export {
+  type AgentEventContext,
+  type AgentInput,
+  type AgentResources,
+  type AgentRunContext,
+  type AgentRunContextInput,
+  AgentRunContextSchema,
+  type AgentRunState,
+  type AgentRuntimeContext,
+  type ContextAccess,
+  type DeliveryContext,
+  STATE_SCOPES,
+  type StateScope,
+} from "./wire/run-context.js";
+export {
+  type AgentRunResult,
+  type AgentRunResultType,
+  type JsonValue,
+  type Message,
+  type MessageChunk,
+  type ParsedRunResult,
+  parseRunResult,
+  RESULT_TYPES,
+  RUN_FAILURE_CODES,
+  type RunResultBody,
+  type UnknownRunResult,
+} from "./wire/run-result.js";
+export { manifestForProfile, type WireProfile } from "./wire/wire-profile.js";
