@@ -4,6 +4,42 @@
  */
 
 export {
+  ActionChannel,
+  type ActionChannelOptions,
+  type ActionContext,
+  type ActionHandler,
+  type CallOptions,
+  type ChannelProblem,
+  type ChannelProblemKind,
+} from "./transport/action-channel.js";
+export {
+  ActionCallError,
+  ActionCallTimeoutError,
+  CHANNEL_ERROR_CODES,
+  ChannelBusyError,
+  ChannelClosedError,
+  MessageTooLargeError,
+} from "./transport/channel-errors.js";
+export { createInMemoryTransportPair } from "./transport/in-memory-transport.js";
+export { createStdioTransport, type StdioTransportOptions } from "./transport/stdio-transport.js";
+export {
+  DEFAULT_TRANSPORT_LIMITS,
+  type MessageTransport,
+  STDIO_CHUNK_BYTES,
+  splitUtf8,
+  TransportClosedError,
+  type TransportEvents,
+  TransportLimitError,
+  type TransportLimits,
+  type TransportProblem,
+  WEBSOCKET_CHUNK_BYTES,
+} from "./transport/transport.js";
+export {
+  createWebSocketTransport,
+  type WebSocketTransportOptions,
+  webSocketMaxPayload,
+} from "./transport/websocket-transport.js";
+export {
   type ActionFrame,
   type ActionRequest,
   ActionRequestSchema,
