@@ -207,7 +207,7 @@ describe("keel command line", () => {
     expect(err).toBe("Unknown command 'rnu'. Did you mean 'run'?\nRun 'keel --help' for usage.\n");
     const far = await cli(["deploy"]);
     expect(far.err).toContain(
-      "Unknown command 'deploy'. Commands: run, validate, runs, checkpoints, resume, decide, pending, policy, serve, help.",
+      "Unknown command 'deploy'. Commands: run, validate, runs, checkpoints, resume, decide, pending, policy, runner, serve, help.",
     );
     const option = await cli(["--verison"]);
     expect(option.err).toContain("Unknown option '--verison'. Did you mean '--version'?");

@@ -10,6 +10,7 @@ import { decideCommand, pendingCommand } from "./commands/decide.js";
 import { policyCommand } from "./commands/policy.js";
 import { resumeCommand } from "./commands/resume.js";
 import { describeError, runCommand } from "./commands/run.js";
+import { runnerCommand } from "./commands/runner.js";
 import { runsCommand } from "./commands/runs.js";
 import { serveCommand } from "./commands/serve.js";
 import { type OutputStream, validateCommand } from "./commands/validate.js";
@@ -68,6 +69,13 @@ const COMMANDS = {
     session: { type: "string" },
     ...JSON_FLAGS,
   },
+  runner: {
+    ws: { type: "string" },
+    profile: { type: "string" },
+    author: { type: "string" },
+    plugin: { type: "string" },
+    ...HELP,
+  },
   serve: {
     port: { type: "string" },
     host: { type: "string" },
@@ -95,6 +103,7 @@ Usage:
   keel pending <config> <runId> [--json]
   keel policy <config> [--agent ID] [--session ID] [--json]
   keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted]
+  keel runner <config> [--ws URL] [--profile seed|langbot-4.11] [--author A] [--plugin P]
   keel help | --help
   keel --version
 
@@ -115,6 +124,10 @@ Commands:
                Ctrl-C or SIGTERM: --port (default 8787), --host (default 127.0.0.1), --token (or
                KEEL_SERVER_TOKEN; needed off loopback), --resume-interrupted (resume durable runs a dead
                process left running, before listening)
+  runner       Serve the config's agents as runners of the host-runner protocol (LangBot's AgentRunner
+               protocol v1) over stdin/stdout, or to hosts connecting at --ws URL (e.g.
+               ws://127.0.0.1:5400/control/ws); each agent is runner plugin:<author>/<plugin>/<agent id>
+               (--author default keel, --plugin default agents)
 
 Options for run:
   -              In place of the input: read it from stdin (keel run agent.json - < prompt.txt)
@@ -219,6 +232,25 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       resumeInterrupted: values["resume-interrupted"] === true,
       stdout: io.stdout,
       stderr: io.stderr,
+      ...(io.signal === undefined ? {} : { signal: io.signal }),
+    });
+  }
+  if (command === "runner") {
+    if (positionals.length !== 1)
+      throw new UsageError(
+        "Usage: keel runner <config> [--ws URL] [--profile seed|langbot-4.11] [--author A] [--plugin P]",
+      );
+    const profile = values.profile;
+    if (profile !== undefined && profile !== "seed" && profile !== "langbot-4.11") {
+      throw new UsageError(`--profile must be seed or langbot-4.11, not '${String(profile)}'`);
+    }
+    return runnerCommand({
+      configPath: positionals[0]!,
+      stderr: io.stderr,
+      ...(typeof values.ws === "string" ? { ws: values.ws } : {}),
+      ...(profile === undefined ? {} : { profile }),
+      ...(typeof values.author === "string" ? { pluginAuthor: values.author } : {}),
+      ...(typeof values.plugin === "string" ? { pluginName: values.plugin } : {}),
       ...(io.signal === undefined ? {} : { signal: io.signal }),
     });
   }

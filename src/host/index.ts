@@ -3,6 +3,20 @@
  * carry the plugin-runtime action protocol, Keel agents served as runners, and Keel as a host that runs them.
  */
 
+export { HostRunApi, PROXY_ACTIONS, type StorageArea } from "./runner/host-run-api.js";
+export { SUSPENDED_RUN_KEY } from "./runner/keel-result-mapper.js";
+export {
+  KeelRunner,
+  type KeelRunnerOptions,
+  RUNNER_ACTIONS,
+  type RunnerAgent,
+} from "./runner/keel-runner.js";
+export {
+  type KeelRunnerServer,
+  listenKeelRunner,
+  type RunnerChannelOptions,
+  serveKeelRunner,
+} from "./runner/serve-keel-runner.js";
 export {
   ActionChannel,
   type ActionChannelOptions,
@@ -57,6 +71,13 @@ export {
   type AgentApiErrorCode,
   AgentApiErrorSchema,
 } from "./wire/api-error.js";
+export {
+  fromWireMessages,
+  partsOfWireChunk,
+  toWireFunctions,
+  toWireMessages,
+  type WireFunction,
+} from "./wire/llm-messages.js";
 export {
   type AgentRunnerCapabilities,
   AgentRunnerCapabilitiesSchema,
