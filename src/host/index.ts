@@ -3,6 +3,35 @@
  * carry the plugin-runtime action protocol, Keel agents served as runners, and Keel as a host that runs them.
  */
 
+export {
+  type AgentBinding,
+  type AgentBindingInput,
+  AgentBindingSchema,
+  type AgentEventEnvelope,
+  type AgentEventEnvelopeInput,
+  AgentEventEnvelopeSchema,
+  type ResourcePolicy,
+  type StatePolicy,
+} from "./host/agent-binding.js";
+export type {
+  ArtifactRecord,
+  ArtifactStore,
+  AuditEntry,
+  AuditLog,
+  BlobStorage,
+  EventLogStore,
+  EventRecord,
+  HostStores,
+  StateStore,
+  TranscriptRecord,
+  TranscriptStore,
+} from "./host/host-stores.js";
+export { createInMemoryHostStores, InMemoryAuditLog } from "./host/in-memory-host-stores.js";
+export { type AttachedRuntime, KeelHost, type KeelHostOptions } from "./host/keel-host.js";
+export type { HostTool } from "./host/run-api-proxy.js";
+export { DEFAULT_RUN_TIMEOUT_SECONDS } from "./host/run-context-builder.js";
+export type { RunGrant } from "./host/run-session.js";
+export { discoverRunners, type RunnerDescriptor } from "./host/runner-registry.js";
 export { HostRunApi, PROXY_ACTIONS, type StorageArea } from "./runner/host-run-api.js";
 export { SUSPENDED_RUN_KEY } from "./runner/keel-result-mapper.js";
 export {
