@@ -50,6 +50,8 @@ export interface KeelHostOptions {
 /** A plugin runtime the host is attached to. */
 export interface AttachedRuntime {
   channel: ActionChannel;
+  /** The process id, for a runtime the host spawned. */
+  pid?: number;
   runners: RunnerDescriptor[];
   close(): Promise<void>;
 }
@@ -146,7 +148,9 @@ export class KeelHost {
     child.stdin.on("error", () => {});
     const transport = createStdioTransport({ input: child.stdout, output: child.stdin });
     try {
-      return await this.attach(transport, { onClose: () => child.kill() });
+      const runtime = await this.attach(transport, { onClose: () => child.kill() });
+      if (child.pid !== undefined) runtime.pid = child.pid;
+      return runtime;
     } catch (error) {
       child.kill();
       throw error;
