@@ -3,7 +3,7 @@
 // reads them as the host does (the action channel, then parseRunResult). Over stdio and over WebSocket:
 //   resultsPerSecond  — one stream of N results read as fast as they come (median of repetitions);
 //   usPerResult       — 10^6 / resultsPerSecond, the amortised cost of one result;
-//   latencyUsMedian / latencyUsP99 — paced results (one per event-loop turn), time from the child's send to this
+//   latencyUsMedian / latencyUsP99 — paced results (one a millisecond), time from the child's send to this
 //                       process having parsed it, on one machine's clock.
 // Goal: ≥ 50,000 results/s and ≤ 100 µs added per result. Run: `npm run build && node bench/scenarios/h1-host-transport.mjs`.
 import { spawn } from "node:child_process";
@@ -34,7 +34,8 @@ function serve(channel) {
   });
   channel.handle("bench_paced", async function* ({ count }) {
     for (let index = 1; index <= count; index++) {
-      await new Promise((resolve) => setImmediate(resolve));
+      // A millisecond apart, so that each result travels alone and none waits behind another.
+      await new Promise((resolve) => setTimeout(resolve, 1));
       yield {
         run_id: "bench",
         type: "message.delta",
@@ -144,7 +145,7 @@ async function measure(mode, { count, paced, repetitions }) {
 
 /** The H1 figures, one object per transport. */
 export async function h1HostTransport({ quick = false } = {}) {
-  const options = { count: quick ? 20_000 : 200_000, paced: quick ? 500 : 5_000, repetitions: quick ? 1 : 5 };
+  const options = { count: quick ? 20_000 : 200_000, paced: quick ? 300 : 2_000, repetitions: quick ? 1 : 5 };
   return [await measure("stdio", options), await measure("ws", options)];
 }
 
