@@ -244,6 +244,7 @@ describe("public API", () => {
         "WEBSOCKET_CHUNK_BYTES",
         "createInMemoryHostStores",
         "createInMemoryTransportPair",
+        "createPostgresHostStores",
         "createStdioTransport",
         "createWebSocketTransport",
         "discoverRunners",

@@ -90,7 +90,12 @@ async function connect(mode) {
   );
   const [socket] = await accepted;
   const channel = new ActionChannel({ transport: createWebSocketTransport(socket) });
-  await new Promise((resolve) => channel.handle("ready", async () => (resolve(), {})));
+  await new Promise((resolve) =>
+    channel.handle("ready", async () => {
+      resolve();
+      return {};
+    }),
+  );
   return {
     channel,
     stop: async () => {
