@@ -40,6 +40,8 @@ const LAYERS = [
   // L5: the one list of builtin plugins, and the Runtime facade.
   "builtins",
   "runtime",
+  // L5b: the host ↔ runner protocol (keel/host): Keel as a host of runners and Keel agents served as runners.
+  "host",
   // L6: entry points: the HTTP server (keel/server), the CLI (which serves it), the test helpers.
   "server",
   "cli",

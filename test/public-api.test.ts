@@ -168,6 +168,7 @@ describe("public API", () => {
     expect(Object.keys(conformance).sort()).toEqual([
       "describeContextAssemblerConformance",
       "describeEventBusConformance",
+      "describeHostTransportConformance",
       "describeLanguageModelConformance",
       "describeMemoryConformance",
       "describeSessionManagerConformance",
@@ -206,6 +207,71 @@ describe("public API", () => {
     ]);
   });
 
+  it("keel/host", async () => {
+    const host = await import("../src/host/index.js");
+    expect(Object.keys(host).sort()).toMatchInlineSnapshot(`
+      [
+        "AGENT_API_ERROR_CODES",
+        "ActionCallError",
+        "ActionCallTimeoutError",
+        "ActionChannel",
+        "ActionRequestSchema",
+        "ActionResponseSchema",
+        "AgentApiError",
+        "AgentApiErrorSchema",
+        "AgentBindingSchema",
+        "AgentEventEnvelopeSchema",
+        "AgentRunContextSchema",
+        "AgentRunnerCapabilitiesSchema",
+        "AgentRunnerContextPolicySchema",
+        "AgentRunnerManifestSchema",
+        "AgentRunnerPermissionsSchema",
+        "CHANNEL_ERROR_CODES",
+        "CHUNK_STATUS",
+        "ChannelBusyError",
+        "ChannelClosedError",
+        "DEFAULT_RUN_TIMEOUT_SECONDS",
+        "DEFAULT_TRANSPORT_LIMITS",
+        "HostRunApi",
+        "InMemoryAuditLog",
+        "KeelHost",
+        "KeelRunner",
+        "MessageTooLargeError",
+        "PROTOCOL_VERSION",
+        "PROXY_ACTIONS",
+        "RESULT_TYPES",
+        "RUNNER_ACTIONS",
+        "RUN_FAILURE_CODES",
+        "STATE_SCOPES",
+        "STDIO_CHUNK_BYTES",
+        "SUSPENDED_RUN_KEY",
+        "TransportClosedError",
+        "TransportLimitError",
+        "WEBSOCKET_CHUNK_BYTES",
+        "createInMemoryHostStores",
+        "createInMemoryTransportPair",
+        "createPostgresHostStores",
+        "createStdioTransport",
+        "createWebSocketTransport",
+        "discoverRunners",
+        "formatRunnerId",
+        "fromWireMessages",
+        "isCompatibleProtocolVersion",
+        "listenKeelRunner",
+        "manifestForProfile",
+        "parseActionFrame",
+        "parseRunResult",
+        "parseRunnerId",
+        "partsOfWireChunk",
+        "serveKeelRunner",
+        "splitUtf8",
+        "toWireFunctions",
+        "toWireMessages",
+        "webSocketMaxPayload",
+      ]
+    `);
+  });
+
   it("package.json exports the built entries and the bin", async () => {
     const { default: manifest } = await import("../package.json", { with: { type: "json" } });
     expect(Object.keys(manifest.exports)).toEqual([
@@ -215,6 +281,7 @@ describe("public API", () => {
       "./ai-sdk",
       "./stores/postgres",
       "./server",
+      "./host",
       "./package.json",
     ]);
     expect(manifest.bin).toEqual({ keel: "./dist/cli/main.js" });

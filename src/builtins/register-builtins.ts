@@ -5,6 +5,7 @@ import { registerPostgresStore } from "../stores/postgres/register-postgres-stor
 import { registerSqliteStore } from "../stores/sqlite/register-sqlite-store.js";
 import { agentToolPlugin } from "../tools/agent-as-tool.js";
 import { filesystemToolPlugins, filesystemToolsetPlugin } from "../toolsets/filesystem/filesystem-toolset.js";
+import { hostToolPlugin } from "../toolsets/host/host-tool.js";
 import { memoryToolsetPlugin, memoryToolsToolsetPlugin } from "../toolsets/memory/memory-toolset.js";
 import { httpRequestToolPlugin } from "../toolsets/network/http-request-tool.js";
 import { executeCommandToolPlugin } from "../toolsets/shell/execute-command-tool.js";
@@ -47,6 +48,7 @@ export function registerBuiltins(): void {
   // Its module imports @modelcontextprotocol/sdk only when an mcp tool is built.
   registerBuiltin(mcpToolPlugin);
   registerBuiltin(httpRequestToolPlugin);
+  registerBuiltin(hostToolPlugin);
   registerBuiltin(shellExecToolPlugin);
   registerBuiltin(executeCommandToolPlugin);
   registerBuiltin(setEnvToolPlugin);

@@ -65,6 +65,13 @@ const COMMANDS = {
     session: { type: "string" },
     ...JSON_FLAGS,
   },
+  runner: {
+    ws: { type: "string" },
+    profile: { type: "string" },
+    author: { type: "string" },
+    plugin: { type: "string" },
+    ...HELP,
+  },
   serve: {
     port: { type: "string" },
     host: { type: "string" },
@@ -100,6 +107,7 @@ Usage:
   keel policy <config> [--agent ID] [--session ID] [--json]
   keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted]
               [--no-console]
+  keel runner <config> [--ws URL] [--profile seed|langbot-4.11] [--author A] [--plugin P]
   keel worker <config> [--concurrency N] [--grace-ms N]
   keel help | --help
   keel --version
@@ -125,6 +133,10 @@ Commands:
                KEEL_SERVER_TOKEN; needed off loopback), --resume-interrupted (resume durable runs a dead
                process left running, before listening); the web console is at its root (/) unless
                --no-console
+  runner       Serve the config's agents as runners of the host-runner protocol (LangBot's AgentRunner
+               protocol v1) over stdin/stdout, or to hosts connecting at --ws URL (e.g.
+               ws://127.0.0.1:5400/control/ws); each agent is runner plugin:<author>/<plugin>/<agent id>
+               (--author default keel, --plugin default agents)
   worker       Take runs off the config's queue ("queue": {"type": "bullmq"}) and execute them durably on its
                store until SIGTERM: --concurrency (runs at a time, default 4), --grace-ms (on SIGTERM, how
                long runs in flight may go on before they are handed back to the queue, default 10000)
@@ -250,6 +262,26 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       graceMs: positiveNumber(values["grace-ms"], "--grace-ms", 10_000),
       stdout: io.stdout,
       stderr: io.stderr,
+      ...(io.signal === undefined ? {} : { signal: io.signal }),
+    });
+  }
+  if (command === "runner") {
+    if (positionals.length !== 1)
+      throw new UsageError(
+        "Usage: keel runner <config> [--ws URL] [--profile seed|langbot-4.11] [--author A] [--plugin P]",
+      );
+    const profile = values.profile;
+    if (profile !== undefined && profile !== "seed" && profile !== "langbot-4.11") {
+      throw new UsageError(`--profile must be seed or langbot-4.11, not '${String(profile)}'`);
+    }
+    const { runnerCommand } = await import("./commands/runner.js");
+    return runnerCommand({
+      configPath: positionals[0]!,
+      stderr: io.stderr,
+      ...(typeof values.ws === "string" ? { ws: values.ws } : {}),
+      ...(profile === undefined ? {} : { profile }),
+      ...(typeof values.author === "string" ? { pluginAuthor: values.author } : {}),
+      ...(typeof values.plugin === "string" ? { pluginName: values.plugin } : {}),
       ...(io.signal === undefined ? {} : { signal: io.signal }),
     });
   }

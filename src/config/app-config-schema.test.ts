@@ -398,7 +398,8 @@ describe("llm", () => {
     expect(error.issues).toEqual([
       {
         path: "agents[0].llm.provider",
-        message: "expected one of 'mock', 'anthropic', 'openai_compatible', got the string \"antropic\"",
+        message:
+          "expected one of 'mock', 'anthropic', 'openai_compatible', 'host', got the string \"antropic\"",
         hint: "Did you mean 'anthropic'?",
       },
       { path: "agents[0].llm.temperature", message: "must be at most 2, got 2.5" },

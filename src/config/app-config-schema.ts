@@ -230,7 +230,7 @@ export const LLMPricingSchema = z.strictObject({
 });
 
 const LLM_FIELDS = {
-  provider: z.enum(["mock", "anthropic", "openai_compatible"]).default("mock"),
+  provider: z.enum(["mock", "anthropic", "openai_compatible", "host"]).default("mock"),
   model: z.string().trim().min(1).optional(),
   api_base: z.string().trim().min(1).optional(),
   api_key_env: z.string().trim().min(1).optional(),

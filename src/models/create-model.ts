@@ -5,6 +5,7 @@ import { loadApiKey } from "./http/load-api-key.js";
 import type { ModelClock } from "./http/model-clock.js";
 import { type ModelPricing, resolvePricing } from "./pricing.js";
 import { AnthropicModel } from "./providers/anthropic/anthropic-model.js";
+import { HostModel } from "./providers/host/host-model.js";
 import { EchoModel } from "./providers/mock/echo-model.js";
 import { ScriptedModel } from "./providers/mock/scripted-model.js";
 import { OpenAICompatibleModel } from "./providers/openai/openai-compatible-model.js";
@@ -73,6 +74,9 @@ export function createModel(
     case "anthropic":
     case "openai_compatible":
       model = httpModel(provider, llm!, environment);
+      break;
+    case "host":
+      model = new HostModel(llm?.model);
       break;
     default:
       throw new ConfigError(`llm.provider "${provider}" is not available in this build of Keel`, {

@@ -10,6 +10,11 @@ export {
 } from "./context-assembler-conformance.js";
 export { describeEventBusConformance, type EventBusConformanceOptions } from "./event-bus-conformance.js";
 export {
+  type ConnectedTransports,
+  type ConnectTransports,
+  describeHostTransportConformance,
+} from "./host-transport-conformance.js";
+export {
   describeLanguageModelConformance,
   type LanguageModelConformanceScenarios,
 } from "./language-model-conformance.js";

@@ -1,0 +1,373 @@
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { WebSocket } from "ws";
+import type { LanguageModel } from "../../contracts/language-model.js";
+import { getLogger } from "../../logging/logger.js";
+import { RUNNER_ACTIONS } from "../runner/keel-runner.js";
+import { ActionChannel, type ChannelProblem } from "../transport/action-channel.js";
+import { ActionCallTimeoutError, ChannelClosedError } from "../transport/channel-errors.js";
+import { createStdioTransport } from "../transport/stdio-transport.js";
+import type { MessageTransport } from "../transport/transport.js";
+import { createWebSocketTransport, webSocketMaxPayload } from "../transport/websocket-transport.js";
+import { AGENT_API_ERROR_CODES } from "../wire/api-error.js";
+import { type AgentRunResult, RUN_FAILURE_CODES } from "../wire/run-result.js";
+import {
+  type AgentBindingInput,
+  AgentBindingSchema,
+  type AgentEventEnvelopeInput,
+  AgentEventEnvelopeSchema,
+} from "./agent-binding.js";
+import type { HostStores } from "./host-stores.js";
+import { createInMemoryHostStores } from "./in-memory-host-stores.js";
+import { ResultApplier } from "./result-applier.js";
+import { type HostTool, RunApiProxy } from "./run-api-proxy.js";
+import { buildRunContext, deadlineOf } from "./run-context-builder.js";
+import {
+  computeRunGrant,
+  type HostResourceIndex,
+  type RunGrant,
+  type RunSession,
+  stateKeysOf,
+} from "./run-session.js";
+import { discoverRunners, type RunnerDescriptor } from "./runner-registry.js";
+
+export interface KeelHostOptions {
+  stores?: HostStores;
+  /** The models runners may be granted, by id. */
+  models?: Record<string, LanguageModel>;
+  /** The tools runners may be granted, by name. */
+  tools?: Record<string, HostTool>;
+  /** The third layer of the grant: what the event's actor, bot and workspace may use. */
+  authorize?: (grant: RunGrant, event: ReturnType<typeof AgentEventEnvelopeSchema.parse>) => RunGrant;
+  approvePlatformAction?: (request: { runId: string; action: string; payload: unknown }) => Promise<boolean>;
+  /** How long a cancelled run may take to end on its own before the host ends it; 5 s. */
+  cancelGraceMs?: number;
+  /** Where warnings go (a left-out runner, a dropped result); Keel's logger by default. */
+  onWarning?: (message: string) => void;
+}
+
+/** A plugin runtime the host is attached to. */
+export interface AttachedRuntime {
+  channel: ActionChannel;
+  /** The process id, for a runtime the host spawned. */
+  pid?: number;
+  runners: RunnerDescriptor[];
+  close(): Promise<void>;
+}
+
+const PROBLEM_CODES: Record<string, string> = {
+  malformed_message: AGENT_API_ERROR_CODES.INVALID_ARGUMENT,
+  unknown_response: AGENT_API_ERROR_CODES.INVALID_ARGUMENT,
+  bad_frame: AGENT_API_ERROR_CODES.INVALID_ARGUMENT,
+  message_too_large: AGENT_API_ERROR_CODES.PAYLOAD_TOO_LARGE,
+  too_many_fragments: AGENT_API_ERROR_CODES.PAYLOAD_TOO_LARGE,
+  too_many_in_flight: AGENT_API_ERROR_CODES.RATE_LIMITED,
+};
+
+/**
+ * Keel as a host of runners: attach plugin runtimes (spawned over stdio, or over WebSocket), discover their
+ * runners, and run them on events — `host.run(event, binding)` streams the run's results while the host applies
+ * state and artifacts, keeps the transcript, serves the runner's API calls against the run's grant and audits
+ * each one, enforces the deadline and cancels on request. The run is always unregistered when it ends.
+ */
+export class KeelHost {
+  readonly stores: HostStores;
+  private readonly sessions = new Map<string, RunSession>();
+  private readonly runners = new Map<string, RunnerDescriptor>();
+  private readonly runtimes = new Set<AttachedRuntime>();
+  private readonly cancels = new Map<string, AbortController>();
+  private readonly proxy: RunApiProxy;
+  private readonly resources: HostResourceIndex;
+  private readonly warn: (message: string) => void;
+
+  constructor(private readonly options: KeelHostOptions = {}) {
+    this.stores = options.stores ?? createInMemoryHostStores();
+    const models = new Map(Object.entries(options.models ?? {}));
+    const tools = new Map(Object.entries(options.tools ?? {}));
+    this.resources = {
+      models: new Map([...models].map(([id, model]) => [id, { provider: model.provider }])),
+      tools: new Map(
+        [...tools].map(([name, tool]) => [
+          name,
+          {
+            ...(tool.description ? { description: tool.description } : {}),
+            ...(tool.parameters ? { parameters: tool.parameters } : {}),
+          },
+        ]),
+      ),
+      knowledgeBases: new Map(),
+    };
+    this.proxy = new RunApiProxy({
+      sessions: this.sessions,
+      stores: this.stores,
+      models,
+      tools,
+      ...(options.approvePlatformAction ? { approvePlatformAction: options.approvePlatformAction } : {}),
+    });
+    this.warn = options.onWarning ?? ((message) => getLogger().warn(message));
+  }
+
+  /** Attaches a plugin runtime on a transport and discovers its runners. */
+  async attach(
+    transport: MessageTransport,
+    options: { onClose?: () => void } = {},
+  ): Promise<AttachedRuntime> {
+    const channel = new ActionChannel({ transport, onProblem: (problem) => this.onProblem(problem) });
+    this.proxy.attach(channel);
+    const runtime: AttachedRuntime = {
+      channel,
+      runners: [],
+      close: async () => {
+        await channel.close();
+        options.onClose?.();
+      },
+    };
+    this.runtimes.add(runtime);
+    void channel.whenClosed().then(() => {
+      this.runtimes.delete(runtime);
+      for (const runner of runtime.runners)
+        if (this.runners.get(runner.id)?.channel === channel) this.runners.delete(runner.id);
+      options.onClose?.();
+    });
+    await this.refresh(runtime);
+    return runtime;
+  }
+
+  /** Spawns a plugin runtime (a runner process) and attaches it over its stdio. */
+  async attachProcess(
+    command: string,
+    args: readonly string[],
+    options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  ): Promise<AttachedRuntime> {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    child.stdin.on("error", () => {});
+    const transport = createStdioTransport({ input: child.stdout, output: child.stdin });
+    try {
+      const runtime = await this.attach(transport, { onClose: () => child.kill() });
+      if (child.pid !== undefined) runtime.pid = child.pid;
+      return runtime;
+    } catch (error) {
+      child.kill();
+      throw error;
+    }
+  }
+
+  /** Connects to a plugin runtime listening over WebSocket and attaches it. */
+  async attachWebSocket(url: string): Promise<AttachedRuntime> {
+    const socket = new WebSocket(url, { maxPayload: webSocketMaxPayload() });
+    await once(socket, "open");
+    return this.attach(createWebSocketTransport(socket));
+  }
+
+  /** Asks every attached runtime for its runners again. */
+  async discover(): Promise<RunnerDescriptor[]> {
+    for (const runtime of this.runtimes) await this.refresh(runtime);
+    return this.listRunners();
+  }
+
+  listRunners(): RunnerDescriptor[] {
+    return [...this.runners.values()];
+  }
+
+  /**
+   * Runs the binding's runner on an event and streams its results. Never throws for a run's failure: every way a
+   * run can end — the runner's own failure, an unknown runner, a lost channel, a passed deadline, a cancel — is a
+   * final `run.failed`.
+   */
+  async *run(
+    eventInput: AgentEventEnvelopeInput,
+    bindingInput: AgentBindingInput,
+  ): AsyncIterable<AgentRunResult> {
+    const event = AgentEventEnvelopeSchema.parse(eventInput);
+    const binding = AgentBindingSchema.parse(bindingInput);
+    const runId = randomUUID();
+    const fail = (code: string, error: string, retryable = false): AgentRunResult => ({
+      run_id: runId,
+      type: "run.failed",
+      data: { code, error, retryable },
+      timestamp: Math.floor(Date.now() / 1000),
+    });
+    if (!binding.enabled) return yield fail("binding.disabled", `binding ${binding.binding_id} is disabled`);
+    if (!this.runners.has(binding.runner_id)) await this.discover();
+    const runner = this.runners.get(binding.runner_id);
+    if (!runner)
+      return yield fail(RUN_FAILURE_CODES.NOT_FOUND, `no attached runtime serves ${binding.runner_id}`);
+    const now = Date.now() / 1000;
+    const deadlineAt = deadlineOf(binding, now);
+    const grant = computeRunGrant({
+      manifest: runner.manifest,
+      binding,
+      event,
+      resources: this.resources,
+      authorize: this.options.authorize,
+    });
+    const stateKeys = stateKeysOf(runner.id, binding, event);
+    const context = await buildRunContext({
+      runId,
+      event,
+      binding,
+      manifest: runner.manifest,
+      grant,
+      resources: this.resources,
+      stateKeys,
+      stores: this.stores,
+      deadlineAt,
+      hostVersion: "keel",
+    });
+    this.sessions.set(runId, {
+      runId,
+      runnerId: runner.id,
+      pluginIdentity: `${runner.address.pluginAuthor}/${runner.address.pluginName}`,
+      channel: runner.channel,
+      permissions: runner.manifest.permissions,
+      binding,
+      event,
+      grant,
+      stateKeys,
+      deadlineAt,
+      calls: 0,
+      startedAt: now,
+    });
+    const cancel = new AbortController();
+    this.cancels.set(runId, cancel);
+    const applier = new ResultApplier({
+      runId,
+      runnerId: runner.id,
+      event,
+      stateKeys,
+      stores: this.stores,
+      warn: this.warn,
+    });
+    const iterator = runner.channel
+      .stream(
+        RUNNER_ACTIONS.RUN,
+        {
+          plugin_author: runner.address.pluginAuthor,
+          plugin_name: runner.address.pluginName,
+          runner_name: runner.address.runnerName,
+          context,
+        },
+        { timeoutMs: deadlineAt === null ? 300_000 : Math.max(1, (deadlineAt - now) * 1000 + 1000) },
+      )
+      [Symbol.asyncIterator]();
+    try {
+      await applier.recordEvent();
+      let pending: Promise<IteratorResult<Record<string, unknown>>> | undefined;
+      let graceUntil: number | undefined;
+      for (;;) {
+        pending ??= iterator.next();
+        const waitMs = Math.min(
+          deadlineAt === null ? Number.POSITIVE_INFINITY : deadlineAt * 1000 - Date.now(),
+          graceUntil === undefined ? Number.POSITIVE_INFINITY : graceUntil - Date.now(),
+        );
+        const outcome = await raceNext(pending, waitMs, graceUntil === undefined ? cancel.signal : undefined);
+        if (outcome === "cancelled") {
+          void runner.channel
+            .call(RUNNER_ACTIONS.CANCEL, { run_id: runId }, { timeoutMs: 5_000 })
+            .catch(() => {});
+          graceUntil = Date.now() + (this.options.cancelGraceMs ?? 5_000);
+          continue;
+        }
+        if (outcome === "timeout") {
+          void runner.channel
+            .call(RUNNER_ACTIONS.CANCEL, { run_id: runId }, { timeoutMs: 5_000 })
+            .catch(() => {});
+          if (graceUntil !== undefined)
+            return yield fail(RUN_FAILURE_CODES.CANCELLED, "the run was cancelled");
+          return yield fail(RUN_FAILURE_CODES.TIMEOUT, "the run passed its deadline", true);
+        }
+        pending = undefined;
+        if (outcome.done)
+          return yield fail(
+            RUN_FAILURE_CODES.PROTOCOL,
+            "the runner's stream ended without run.completed or run.failed",
+          );
+        const result = await applier.apply(outcome.value);
+        if (result === undefined) continue;
+        yield result;
+        if (result.type === "run.completed" || result.type === "run.failed") return;
+      }
+    } catch (error) {
+      if (error instanceof ChannelClosedError)
+        yield fail(RUN_FAILURE_CODES.CHANNEL_LOST, `the runner's channel was lost: ${error.message}`, true);
+      else if (error instanceof ActionCallTimeoutError)
+        yield fail(RUN_FAILURE_CODES.TIMEOUT, "the runner stopped answering", true);
+      else yield fail(RUN_FAILURE_CODES.RUNNER_ERROR, error instanceof Error ? error.message : String(error));
+    } finally {
+      this.sessions.delete(runId);
+      this.cancels.delete(runId);
+      void iterator.return?.();
+    }
+  }
+
+  /** Asks a run in flight to stop; it ends `run.failed {code: "cancelled"}`. False when no such run is in flight. */
+  cancel(runId: string): boolean {
+    const controller = this.cancels.get(runId);
+    controller?.abort();
+    return controller !== undefined;
+  }
+
+  /** The ids of the runs in flight. */
+  activeRuns(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.runtimes].map((runtime) => runtime.close()));
+  }
+
+  private async refresh(runtime: AttachedRuntime): Promise<void> {
+    runtime.runners = await discoverRunners(runtime.channel, this.warn);
+    for (const runner of runtime.runners) this.runners.set(runner.id, runner);
+  }
+
+  private onProblem(problem: ChannelProblem): void {
+    if (problem.kind === "noise") return;
+    this.warn(`plugin runtime: ${problem.kind}: ${problem.message}`);
+    void this.stores.audit.record({
+      at: Date.now(),
+      run_id: null,
+      runner_id: null,
+      action: problem.action ?? "(transport)",
+      resource: problem.seqId === undefined ? null : `seq_id:${problem.seqId}`,
+      scope: null,
+      result: PROBLEM_CODES[problem.kind] ?? AGENT_API_ERROR_CODES.INVALID_ARGUMENT,
+      detail: `${problem.kind}: ${problem.message}`,
+    });
+  }
+}
+
+/** The next result, or `timeout` once `waitMs` pass, or `cancelled` when `signal` aborts first. */
+async function raceNext<T>(
+  next: Promise<T>,
+  waitMs: number,
+  signal: AbortSignal | undefined,
+): Promise<T | "timeout" | "cancelled"> {
+  if (signal?.aborted) return "cancelled";
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const racers: Promise<T | "timeout" | "cancelled">[] = [next];
+  if (Number.isFinite(waitMs))
+    racers.push(
+      new Promise((resolve) => (timer = setTimeout(() => resolve("timeout"), Math.max(0, waitMs)))),
+    );
+  if (signal) {
+    racers.push(
+      new Promise((resolve) => {
+        onAbort = () => resolve("cancelled");
+        signal.addEventListener("abort", onAbort, { once: true });
+      }),
+    );
+  }
+  try {
+    return await Promise.race(racers);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  }
+}

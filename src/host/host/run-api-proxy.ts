@@ -1,0 +1,550 @@
+// The proxy serves every action of the runner API in one place, so the order of its checks is written once.
+import type { LanguageModel } from "../../contracts/language-model.js";
+import { PROXY_ACTIONS } from "../runner/host-run-api.js";
+import type { ActionChannel } from "../transport/action-channel.js";
+import { AgentApiError, AGENT_API_ERROR_CODES as CODES } from "../wire/api-error.js";
+import { fromWireMessages, type WireFunction } from "../wire/llm-messages.js";
+import type { PermissionCategory } from "../wire/manifest.js";
+import { StateScopeSchema } from "../wire/run-context.js";
+import { MessageSchema } from "../wire/run-result.js";
+import type { HostStores } from "./host-stores.js";
+import { checkStateValue, pageOfTranscript, publicArtifact, publicEvent } from "./proxy-helpers.js";
+import type { RunSession } from "./run-session.js";
+
+/** A tool the host runs for runners. */
+export interface HostTool {
+  description?: string;
+  parameters?: Record<string, unknown>;
+  invoke(
+    parameters: Record<string, unknown>,
+    options: { signal: AbortSignal; runId: string },
+  ): Promise<unknown>;
+}
+
+/** What the proxy serves from: the host's models and tools, its stores, and the run sessions in flight. */
+export interface RunApiProxyOptions {
+  sessions: ReadonlyMap<string, RunSession>;
+  stores: HostStores;
+  models: ReadonlyMap<string, LanguageModel>;
+  tools: ReadonlyMap<string, HostTool>;
+  /** Asked for every platform action a runner requests that manifest and binding allow; refused without it. */
+  approvePlatformAction?: (request: { runId: string; action: string; payload: unknown }) => Promise<boolean>;
+  /** The largest proxy request accepted, in bytes of JSON; 1 MiB. */
+  maxRequestBytes?: number;
+  /** Proxy calls one run may make; 10,000. */
+  maxCallsPerRun?: number;
+}
+
+interface Check {
+  /** The manifest operation the call needs: `["models", "invoke"]`. */
+  operation?: [PermissionCategory, string];
+  /** The resource the call names, checked against the run's grant. */
+  resource?: (data: Record<string, unknown>, session: RunSession) => { name: string; granted: boolean };
+}
+
+interface ProxyCall {
+  action: string;
+  data: Record<string, unknown>;
+  check: Check;
+}
+
+type Handler = (
+  data: Record<string, unknown>,
+  session: RunSession,
+  signal: AbortSignal,
+) => Promise<Record<string, unknown>>;
+
+const MAX_STORAGE_BYTES = 10 * 1024 * 1024;
+const MAX_READ_BYTES = 10 * 1024 * 1024;
+
+/**
+ * The run-scoped API runners call back into the host with. Every call is checked in one order — run id present,
+ * run active, caller is the connection the run was started on (and the plugin it names, when the runtime says),
+ * operation in the manifest, resource in the run's grant, scope (conversation) within bounds, then size, rate and
+ * deadline — and every call, allowed or not, leaves one audit record.
+ */
+export class RunApiProxy {
+  private readonly maxRequestBytes: number;
+  private readonly maxCallsPerRun: number;
+
+  constructor(private readonly options: RunApiProxyOptions) {
+    this.maxRequestBytes = options.maxRequestBytes ?? 1024 * 1024;
+    this.maxCallsPerRun = options.maxCallsPerRun ?? 10_000;
+  }
+
+  /** Serves the proxy's actions on a connection to a plugin runtime. */
+  attach(channel: ActionChannel): void {
+    const { stores, models, tools } = this.options;
+    const single = (action: string, check: Check, handler: Handler) =>
+      channel.handle(action, async (data, context) => {
+        const call: ProxyCall = { action, data, check };
+        const session = await this.guard(channel, call);
+        try {
+          const answer = await handler(data, session, context.signal);
+          this.audit(call, session, "ok");
+          return answer;
+        } catch (error) {
+          throw this.failed(call, session, error);
+        }
+      });
+    const grantedModel = (data: Record<string, unknown>, session: RunSession) => {
+      const name = String(data.llm_model_uuid ?? data.rerank_model_uuid ?? "");
+      return { name, granted: session.grant.models.has(name) };
+    };
+    const grantedTool = (data: Record<string, unknown>, session: RunSession) => {
+      const name = String(data.tool_name ?? "");
+      return { name, granted: session.grant.tools.has(name) };
+    };
+    single(
+      PROXY_ACTIONS.INVOKE_LLM,
+      { operation: ["models", "invoke"], resource: grantedModel },
+      async (data, _session, signal) => {
+        const { text, toolCalls } = await collectModel(models, data, signal);
+        return {
+          message: {
+            role: "assistant",
+            content: text,
+            ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          },
+        };
+      },
+    );
+    channel.handle(PROXY_ACTIONS.INVOKE_LLM_STREAM, (data, context) =>
+      this.streamModel(channel, data, context.signal),
+    );
+    single(
+      PROXY_ACTIONS.INVOKE_RERANK,
+      { operation: ["models", "rerank"], resource: grantedModel },
+      async () => {
+        throw new AgentApiError(CODES.INVALID_ARGUMENT, "this host serves no rerank model");
+      },
+    );
+    single(
+      PROXY_ACTIONS.GET_TOOL_DETAIL,
+      { operation: ["tools", "detail"], resource: grantedTool },
+      async (data) => {
+        const tool = tools.get(String(data.tool_name))!;
+        const parameters = tool.parameters ?? { type: "object", properties: {} };
+        return {
+          tool: {
+            name: data.tool_name,
+            description: tool.description ?? "",
+            parameters,
+            spec: { parameters },
+          },
+        };
+      },
+    );
+    single(
+      PROXY_ACTIONS.CALL_TOOL,
+      { operation: ["tools", "call"], resource: grantedTool },
+      async (data, session, signal) => {
+        const parameters = (data.parameters ?? {}) as Record<string, unknown>;
+        const result = await tools
+          .get(String(data.tool_name))!
+          .invoke(parameters, { signal, runId: session.runId });
+        return { result, tool_response: result };
+      },
+    );
+    single(
+      PROXY_ACTIONS.RETRIEVE_KNOWLEDGE,
+      {
+        operation: ["knowledge_bases", "retrieve"],
+        resource: (data, session) => ({
+          name: String(data.kb_id ?? ""),
+          granted: session.grant.knowledgeBases.has(String(data.kb_id)),
+        }),
+      },
+      async () => ({ results: [] }),
+    );
+    single(
+      PROXY_ACTIONS.HISTORY_PAGE,
+      { operation: ["history", "page"], resource: conversationOf },
+      async (data, session) => {
+        const conversationId = requestedConversation(data, session);
+        if (!conversationId) return { items: [], next_cursor: null, prev_cursor: null, has_more: false };
+        const limit = boundedLimit(data.limit, 50);
+        const direction = data.direction === "forward" ? "forward" : "backward";
+        const page = await stores.transcript.page({
+          conversationId,
+          limit,
+          direction,
+          ...cursor("beforeSeq", data.before_cursor),
+          ...cursor("afterSeq", data.after_cursor),
+        });
+        return pageOfTranscript(page, data.include_artifacts === true);
+      },
+    );
+    single(
+      PROXY_ACTIONS.HISTORY_SEARCH,
+      { operation: ["history", "search"], resource: searchConversationOf },
+      async (data, session) => {
+        const filters = (data.filters ?? {}) as { conversation_id?: string; roles?: string[] };
+        const conversationId = filters.conversation_id ?? session.event.conversation_id;
+        const query = String(data.query ?? "");
+        if (!conversationId) return { items: [], total_count: 0, query };
+        const items = await stores.transcript.search({
+          conversationId,
+          text: query,
+          topK: boundedLimit(data.top_k, 10),
+          ...(Array.isArray(filters.roles) ? { roles: filters.roles } : {}),
+        });
+        return {
+          items: pageOfTranscript({ items, hasMore: false }, false).items,
+          total_count: items.length,
+          query,
+        };
+      },
+    );
+    single(PROXY_ACTIONS.EVENT_GET, { operation: ["events", "get"] }, async (data, session) => {
+      const event = await stores.events.get(String(data.event_id ?? ""));
+      const visible =
+        event &&
+        (event.run_id === session.runId ||
+          (event.conversation_id != null && session.grant.conversations.has(event.conversation_id)));
+      if (!visible) throw new AgentApiError(CODES.NOT_FOUND, "no such event for this run");
+      return publicEvent(event);
+    });
+    single(
+      PROXY_ACTIONS.EVENT_PAGE,
+      { operation: ["events", "page"], resource: conversationOf },
+      async (data, session) => {
+        const conversationId = requestedConversation(data, session);
+        if (!conversationId) return { items: [], next_cursor: null, prev_cursor: null, has_more: false };
+        const page = await stores.events.page({
+          conversationId,
+          limit: boundedLimit(data.limit, 50),
+          eventTypes: Array.isArray(data.event_types) ? (data.event_types as string[]) : null,
+          ...cursor("beforeSeq", data.before_cursor),
+        });
+        const items = page.items.map(publicEvent);
+        return {
+          items,
+          next_cursor: page.hasMore ? (items.at(-1)?.cursor ?? null) : null,
+          prev_cursor: null,
+          has_more: page.hasMore,
+        };
+      },
+    );
+    const visibleArtifact = async (data: Record<string, unknown>, session: RunSession) => {
+      const artifact = await stores.artifacts.get(String(data.artifact_id ?? ""));
+      const visible =
+        artifact &&
+        (artifact.run_id === session.runId ||
+          (artifact.conversation_id != null && session.grant.conversations.has(artifact.conversation_id)));
+      if (!visible || (artifact.expires_at != null && artifact.expires_at < Date.now() / 1000)) {
+        throw new AgentApiError(CODES.NOT_FOUND, "no such artifact for this run");
+      }
+      return artifact;
+    };
+    single(PROXY_ACTIONS.ARTIFACT_METADATA, { operation: ["artifacts", "metadata"] }, async (data, session) =>
+      publicArtifact(await visibleArtifact(data, session)),
+    );
+    single(PROXY_ACTIONS.ARTIFACT_READ, { operation: ["artifacts", "read"] }, async (data, session) => {
+      const artifact = await visibleArtifact(data, session);
+      const offset = data.offset ?? 0;
+      const limit = data.limit ?? data.length ?? 65_536;
+      if (
+        !Number.isSafeInteger(offset) ||
+        (offset as number) < 0 ||
+        !Number.isSafeInteger(limit) ||
+        (limit as number) <= 0
+      ) {
+        throw new AgentApiError(
+          CODES.INVALID_ARGUMENT,
+          "offset must be an integer ≥ 0 and limit an integer > 0",
+        );
+      }
+      const length = Math.min(limit as number, MAX_READ_BYTES);
+      const bytes = await stores.artifacts.read(artifact.artifact_id, {
+        offset: offset as number,
+        limit: length,
+      });
+      const size = artifact.size_bytes ?? null;
+      return {
+        artifact_id: artifact.artifact_id,
+        mime_type: artifact.mime_type ?? null,
+        size_bytes: size,
+        offset,
+        length: bytes?.length ?? null,
+        content_base64: bytes ? Buffer.from(bytes).toString("base64") : null,
+        has_more: size !== null && (offset as number) + (bytes?.length ?? 0) < size,
+      };
+    });
+    const stateKey = (data: Record<string, unknown>, session: RunSession) => {
+      const scope = StateScopeSchema.safeParse(data.scope ?? "conversation");
+      const key = scope.success ? session.stateKeys[scope.data] : undefined;
+      return {
+        name: `${String(data.scope ?? "conversation")}:${String(data.key ?? data.prefix ?? "")}`,
+        granted: key !== undefined,
+      };
+    };
+    const scopeKeyOf = (data: Record<string, unknown>, session: RunSession) =>
+      session.stateKeys[StateScopeSchema.parse(data.scope ?? "conversation")]!;
+    const stateName = (data: Record<string, unknown>) => {
+      const key = data.key === "conversation_id" ? "external.conversation_id" : data.key;
+      if (typeof key !== "string" || key.length === 0 || key.length > 256)
+        throw new AgentApiError(CODES.INVALID_ARGUMENT, "a state key is a string of 1 to 256 characters");
+      return key;
+    };
+    single(PROXY_ACTIONS.STATE_GET, { resource: stateKey }, async (data, session) => ({
+      value: (await stores.state.get(scopeKeyOf(data, session), stateName(data))) ?? null,
+    }));
+    single(PROXY_ACTIONS.STATE_SET, { resource: stateKey }, async (data, session) => {
+      await stores.state.set(scopeKeyOf(data, session), stateName(data), checkStateValue(data.value));
+      return { success: true };
+    });
+    single(PROXY_ACTIONS.STATE_DELETE, { resource: stateKey }, async (data, session) => ({
+      success: await stores.state.delete(scopeKeyOf(data, session), stateName(data)),
+    }));
+    single(PROXY_ACTIONS.STATE_LIST, { resource: stateKey }, async (data, session) => {
+      const listed = await stores.state.list(scopeKeyOf(data, session), {
+        prefix: typeof data.prefix === "string" ? data.prefix : null,
+        limit: boundedLimit(data.limit, 100),
+      });
+      return { keys: listed.keys, has_more: listed.hasMore };
+    });
+    for (const [area, actions] of [
+      [
+        "plugin",
+        [
+          PROXY_ACTIONS.STORAGE_GET,
+          PROXY_ACTIONS.STORAGE_SET,
+          PROXY_ACTIONS.STORAGE_DELETE,
+          PROXY_ACTIONS.STORAGE_KEYS,
+        ],
+      ],
+      [
+        "workspace",
+        [
+          PROXY_ACTIONS.WORKSPACE_STORAGE_GET,
+          PROXY_ACTIONS.WORKSPACE_STORAGE_SET,
+          PROXY_ACTIONS.WORKSPACE_STORAGE_DELETE,
+          PROXY_ACTIONS.WORKSPACE_STORAGE_KEYS,
+        ],
+      ],
+    ] as const) {
+      const check: Check = {
+        resource: (data, session) => ({
+          name: `${area}:${String(data.key ?? "")}`,
+          granted: area === "plugin" ? session.grant.pluginStorage : session.grant.workspaceStorage,
+        }),
+      };
+      const owner = (session: RunSession) =>
+        area === "plugin"
+          ? `plugin:${session.pluginIdentity}`
+          : `workspace:${session.event.workspace_id ?? "default"}`;
+      const [get, set, remove, keys] = actions;
+      single(get, check, async (data, session) => {
+        const value = await stores.storage.get(owner(session), String(data.key));
+        return { value_base64: value ? Buffer.from(value).toString("base64") : null };
+      });
+      single(set, check, async (data, session) => {
+        const value = Buffer.from(String(data.value_base64 ?? ""), "base64");
+        if (value.length > MAX_STORAGE_BYTES)
+          throw new AgentApiError(CODES.PAYLOAD_TOO_LARGE, "a stored value is at most 10 MiB");
+        await stores.storage.set(owner(session), String(data.key), value);
+        return { success: true };
+      });
+      single(remove, check, async (data, session) => ({
+        success: await stores.storage.delete(owner(session), String(data.key)),
+      }));
+      single(keys, check, async (_data, session) => ({ keys: await stores.storage.keys(owner(session)) }));
+    }
+    single(
+      PROXY_ACTIONS.PLATFORM_REQUEST_ACTION,
+      {
+        resource: (data, session) => ({
+          name: String(data.action ?? ""),
+          granted: session.grant.platformActions.has(String(data.action)),
+        }),
+      },
+      async (data, session) => {
+        const approved = await this.options.approvePlatformAction?.({
+          runId: session.runId,
+          action: String(data.action),
+          payload: data.payload,
+        });
+        if (!approved)
+          throw new AgentApiError(
+            CODES.UNAUTHORIZED,
+            `platform action ${String(data.action)} was not approved`,
+          );
+        return { accepted: true };
+      },
+    );
+  }
+
+  private async *streamModel(channel: ActionChannel, data: Record<string, unknown>, signal: AbortSignal) {
+    const action = PROXY_ACTIONS.INVOKE_LLM_STREAM;
+    const check: Check = {
+      operation: ["models", "stream"],
+      resource: (d, s) => ({
+        name: String(d.llm_model_uuid ?? ""),
+        granted: s.grant.models.has(String(d.llm_model_uuid)),
+      }),
+    };
+    const call: ProxyCall = { action, data, check };
+    const session = await this.guard(channel, call);
+    try {
+      const model = this.options.models.get(String(data.llm_model_uuid))!;
+      const request = requestOf(data, signal);
+      const toolCalls: Record<string, unknown>[] = [];
+      let sequence = 0;
+      for await (const part of model.stream(request)) {
+        if (part.type === "text-delta")
+          yield { chunk: { role: "assistant", content: part.text, msg_sequence: sequence++ } };
+        else if (part.type === "tool-call") toolCalls.push(wireToolCall(part));
+        else if (part.type === "error")
+          throw new AgentApiError(CODES.RUNTIME_ERROR, part.error.message, {
+            retryable: part.error.retryable,
+          });
+      }
+      yield {
+        chunk: {
+          role: "assistant",
+          content: "",
+          is_final: true,
+          msg_sequence: sequence,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
+      };
+      this.audit(call, session, "ok");
+    } catch (error) {
+      throw this.failed(call, session, error);
+    }
+  }
+
+  /** The checks, in order; a refusal is audited and thrown as the error the runner receives. */
+  private async guard(channel: ActionChannel, call: ProxyCall): Promise<RunSession> {
+    const { action, data, check } = call;
+    const refuse = (code: string, message: string, session?: RunSession): never => {
+      const error = new AgentApiError(code, message, { details: { action } });
+      this.audit(call, session, code);
+      throw error;
+    };
+    const runId = data.run_id;
+    if (typeof runId !== "string" || runId.length === 0)
+      return refuse(CODES.NOT_FOUND, "a runner API call must carry its run_id");
+    const session = this.options.sessions.get(runId);
+    if (!session) return refuse(CODES.NOT_FOUND, "run session not found or expired");
+    const caller = data.caller_plugin_identity;
+    if (session.channel !== channel || (caller !== undefined && caller !== session.pluginIdentity)) {
+      return refuse(CODES.UNAUTHORIZED, "the caller is not the runner of this run", session);
+    }
+    if (check.operation) {
+      const [category, operation] = check.operation;
+      if (!(session.permissions[category] as string[]).includes(operation)) {
+        return refuse(
+          CODES.UNAUTHORIZED,
+          `the runner's manifest does not permit ${category}.${operation}`,
+          session,
+        );
+      }
+    }
+    const resource = check.resource?.(data, session);
+    if (resource && !resource.granted)
+      return refuse(
+        CODES.UNAUTHORIZED,
+        `${resource.name || "the resource"} is not granted to this run`,
+        session,
+      );
+    if (JSON.stringify(data).length > this.maxRequestBytes)
+      return refuse(CODES.PAYLOAD_TOO_LARGE, "the request is too large", session);
+    if (++session.calls > this.maxCallsPerRun)
+      return refuse(CODES.RATE_LIMITED, "this run made too many API calls", session);
+    if (session.deadlineAt !== null && Date.now() / 1000 > session.deadlineAt) {
+      return refuse(CODES.DEADLINE_EXCEEDED, "the run is past its deadline", session);
+    }
+    return session;
+  }
+
+  private failed(call: ProxyCall, session: RunSession, error: unknown): AgentApiError {
+    const apiError =
+      error instanceof AgentApiError
+        ? error
+        : new AgentApiError(CODES.RUNTIME_ERROR, error instanceof Error ? error.message : String(error), {
+            cause: error,
+          });
+    this.audit(call, session, apiError.apiCode);
+    return apiError;
+  }
+
+  private audit(call: ProxyCall, session: RunSession | undefined, result: string): void {
+    const { action, data, check } = call;
+    let resource: string | null = null;
+    if (session && check.resource) resource = check.resource(data, session).name || null;
+    void this.options.stores.audit.record({
+      at: Date.now(),
+      run_id: typeof data.run_id === "string" ? data.run_id : null,
+      runner_id: session?.runnerId ?? null,
+      action,
+      resource,
+      scope: session?.event.conversation_id ? `conversation:${session.event.conversation_id}` : null,
+      result,
+    });
+  }
+}
+
+function conversationOf(data: Record<string, unknown>, session: RunSession) {
+  const requested =
+    typeof data.conversation_id === "string" ? data.conversation_id : session.event.conversation_id;
+  return {
+    name: `conversation:${requested ?? ""}`,
+    granted: requested == null || session.grant.conversations.has(requested),
+  };
+}
+
+function searchConversationOf(data: Record<string, unknown>, session: RunSession) {
+  return conversationOf(
+    { conversation_id: (data.filters as { conversation_id?: unknown } | undefined)?.conversation_id },
+    session,
+  );
+}
+
+function requestedConversation(data: Record<string, unknown>, session: RunSession): string | null {
+  return typeof data.conversation_id === "string"
+    ? data.conversation_id
+    : (session.event.conversation_id ?? null);
+}
+
+function boundedLimit(value: unknown, fallback: number): number {
+  return Number.isSafeInteger(value) && (value as number) > 0 ? Math.min(value as number, 100) : fallback;
+}
+
+function cursor(name: "beforeSeq" | "afterSeq", value: unknown): { beforeSeq?: number; afterSeq?: number } {
+  const parsed = typeof value === "string" ? Number(value) : Number.NaN;
+  return Number.isSafeInteger(parsed) ? { [name]: parsed } : {};
+}
+
+function requestOf(data: Record<string, unknown>, signal: AbortSignal) {
+  const messages = MessageSchema.array().safeParse(data.messages ?? []);
+  if (!messages.success)
+    throw new AgentApiError(CODES.INVALID_ARGUMENT, "messages are not protocol messages");
+  const funcs = (Array.isArray(data.funcs) ? data.funcs : []) as WireFunction[];
+  return {
+    ...fromWireMessages(messages.data, funcs),
+    options: (data.extra_args ?? {}) as Record<string, unknown>,
+    signal,
+  };
+}
+
+function wireToolCall(part: { id: string; name: string; arguments: string | Record<string, unknown> }) {
+  const args = typeof part.arguments === "string" ? part.arguments : JSON.stringify(part.arguments);
+  return { id: part.id, type: "function", function: { name: part.name, arguments: args } };
+}
+
+async function collectModel(
+  models: ReadonlyMap<string, LanguageModel>,
+  data: Record<string, unknown>,
+  signal: AbortSignal,
+) {
+  let text = "";
+  const toolCalls: Record<string, unknown>[] = [];
+  for await (const part of models.get(String(data.llm_model_uuid))!.stream(requestOf(data, signal))) {
+    if (part.type === "text-delta") text += part.text;
+    else if (part.type === "tool-call") toolCalls.push(wireToolCall(part));
+    else if (part.type === "error") throw new AgentApiError(CODES.RUNTIME_ERROR, part.error.message);
+  }
+  return { text, toolCalls };
+}

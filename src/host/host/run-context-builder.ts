@@ -1,0 +1,146 @@
+import type { AgentRunnerManifest } from "../wire/manifest.js";
+import type { AgentRunContextInput, AgentRunState, StateScope } from "../wire/run-context.js";
+import type { AgentBinding, AgentEventEnvelope } from "./agent-binding.js";
+import type { HostStores } from "./host-stores.js";
+import type { HostResourceIndex, RunGrant } from "./run-session.js";
+
+/** The default time a run may take, in seconds, when the binding's `runner_config.timeout` does not say. */
+export const DEFAULT_RUN_TIMEOUT_SECONDS = 300;
+
+/** `deadline_at` for a run starting now: the binding's timeout in seconds (300 by default); ≤ 0 or invalid is none. */
+export function deadlineOf(binding: AgentBinding, nowSeconds: number): number | null {
+  const timeout = binding.runner_config.timeout ?? DEFAULT_RUN_TIMEOUT_SECONDS;
+  if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0) return null;
+  return nowSeconds + timeout;
+}
+
+/**
+ * The context of one run, event first: the current event and its input inlined, never history — the runner
+ * pulls that through the proxy when its context policy wants it, and `context.available_apis` says which pulls
+ * this run may make. Resources are the run's grant; state is a snapshot of the enabled scopes.
+ */
+export async function buildRunContext(options: {
+  runId: string;
+  event: AgentEventEnvelope;
+  binding: AgentBinding;
+  manifest: AgentRunnerManifest;
+  grant: RunGrant;
+  resources: HostResourceIndex;
+  stateKeys: Partial<Record<StateScope, string>>;
+  stores: HostStores;
+  deadlineAt: number | null;
+  hostVersion: string;
+}): Promise<AgentRunContextInput> {
+  const { runId, event, binding, manifest, grant, resources, stores } = options;
+  const conversationId = event.conversation_id ?? null;
+  const latestSeq = conversationId ? await stores.transcript.latestSeq(conversationId) : null;
+  const permissions = manifest.permissions;
+  const state: AgentRunState = { conversation: {}, actor: {}, subject: {}, runner: {} };
+  for (const [scope, key] of Object.entries(options.stateKeys) as [StateScope, string][]) {
+    state[scope] = await stores.state.snapshot(key);
+  }
+  const delivery = { ...event.delivery };
+  if (!binding.delivery_policy.enable_streaming) delivery.supports_streaming = false;
+  if (binding.delivery_policy.max_message_size != null)
+    delivery.max_message_size = binding.delivery_policy.max_message_size;
+  return {
+    run_id: runId,
+    trigger: {
+      type: event.event_type,
+      source: triggerSource(event.source),
+      timestamp: event.event_time ?? Math.floor(Date.now() / 1000),
+    },
+    event: {
+      event_id: event.event_id,
+      event_type: event.event_type,
+      event_time: event.event_time ?? null,
+      source: event.source,
+      source_event_type: event.source_event_type ?? null,
+      raw_ref: event.raw_ref ?? null,
+      data: event.data,
+    },
+    conversation: conversationId
+      ? {
+          conversation_id: conversationId,
+          thread_id: event.thread_id ?? null,
+          sender_id: event.actor?.actor_id ?? null,
+          bot_id: event.bot_id ?? null,
+          workspace_id: event.workspace_id ?? null,
+          launcher_type: null,
+          launcher_id: null,
+        }
+      : null,
+    actor: event.actor ?? null,
+    subject: event.subject ?? null,
+    input: event.input,
+    delivery,
+    resources: {
+      models: [...grant.models].map((id) => ({ model_id: id, ...resources.models.get(id) })),
+      tools: [...grant.tools].map((name) => {
+        const tool = resources.tools.get(name);
+        return {
+          tool_name: name,
+          description: tool?.description ?? null,
+          parameters: tool?.parameters ?? null,
+        };
+      }),
+      knowledge_bases: [...grant.knowledgeBases].map((id) => ({
+        kb_id: id,
+        kb_name: resources.knowledgeBases.get(id)?.name ?? null,
+      })),
+      files: [],
+      storage: { plugin_storage: grant.pluginStorage, workspace_storage: grant.workspaceStorage },
+      platform_capabilities: {},
+    },
+    context: {
+      conversation_id: conversationId,
+      thread_id: event.thread_id ?? null,
+      latest_cursor: latestSeq === null ? null : String(latestSeq),
+      transcript_seq: latestSeq,
+      event_seq: null,
+      has_history_before: latestSeq !== null,
+      inline_policy: {
+        mode: "current_event",
+        delivered_count: 0,
+        source_total_count: null,
+        messages_complete: false,
+        reason: "self_managed_context",
+      },
+      available_apis: {
+        history_page: permissions.history.includes("page") && conversationId !== null,
+        history_search: permissions.history.includes("search") && conversationId !== null,
+        event_get: permissions.events.includes("get"),
+        event_page: permissions.events.includes("page") && conversationId !== null,
+        artifact_metadata: permissions.artifacts.includes("metadata"),
+        artifact_read: permissions.artifacts.includes("read"),
+        state: binding.state_policy.enable_state && binding.state_policy.state_scopes.length > 0,
+        storage: grant.pluginStorage || grant.workspaceStorage,
+      },
+    },
+    state,
+    runtime: {
+      host: "keel",
+      protocol_version: "1",
+      langbot_version: null,
+      trace_id: runId,
+      deadline_at: options.deadlineAt,
+      metadata: {
+        bot_id: event.bot_id ?? null,
+        workspace_id: event.workspace_id ?? null,
+        host_version: options.hostVersion,
+      },
+    },
+    config: binding.runner_config,
+    adapter: { extra: {} },
+    metadata: {},
+  };
+}
+
+const SOURCES = new Set(["platform", "webui", "api", "scheduler", "system", "host_adapter"]);
+
+function triggerSource(
+  source: string,
+): "platform" | "webui" | "api" | "scheduler" | "system" | "host_adapter" {
+  if (SOURCES.has(source)) return source as "platform";
+  return source === "platform_adapter" ? "platform" : source === "http_api" ? "api" : "system";
+}

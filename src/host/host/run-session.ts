@@ -1,0 +1,125 @@
+import type { ActionChannel } from "../transport/action-channel.js";
+import type { AgentRunnerManifest, AgentRunnerPermissions } from "../wire/manifest.js";
+import type { StateScope } from "../wire/run-context.js";
+import type { AgentBinding, AgentEventEnvelope } from "./agent-binding.js";
+
+/** What a host offers runners: the ids of its models, tools and knowledge bases. */
+export interface HostResourceIndex {
+  models: ReadonlyMap<string, { model_type?: string; provider?: string }>;
+  tools: ReadonlyMap<string, { description?: string; parameters?: Record<string, unknown> }>;
+  knowledgeBases: ReadonlyMap<string, { name?: string }>;
+}
+
+/**
+ * The run's authorization, fixed when the run starts: the manifest's permissions ∩ the binding's policy ∩ what
+ * the event's actor may use. The context's resources are projected from it and every proxy call is checked
+ * against it, never re-derived, so what the runner was told and what it is allowed cannot drift apart.
+ */
+export interface RunGrant {
+  models: Set<string>;
+  tools: Set<string>;
+  knowledgeBases: Set<string>;
+  pluginStorage: boolean;
+  workspaceStorage: boolean;
+  /** Conversations whose history and events the run may read: its own, and any the binding adds. */
+  conversations: Set<string>;
+  platformActions: Set<string>;
+}
+
+/** A run in flight, as the host's proxy checks calls against it. */
+export interface RunSession {
+  runId: string;
+  runnerId: string;
+  /** `author/name` of the plugin that serves the runner: calls for this run must come from it. */
+  pluginIdentity: string;
+  /** The connection the run was started on; a proxy call for it on another connection is refused. */
+  channel: ActionChannel;
+  permissions: AgentRunnerPermissions;
+  binding: AgentBinding;
+  event: AgentEventEnvelope;
+  grant: RunGrant;
+  stateKeys: Partial<Record<StateScope, string>>;
+  /** Unix epoch seconds, or null. */
+  deadlineAt: number | null;
+  calls: number;
+  startedAt: number;
+}
+
+/** Config fields whose values name models or knowledge bases the binding selects for the runner. */
+const MODEL_SELECTORS = new Set(["llm-model-selector", "model-fallback-selector", "rerank-model-selector"]);
+const KB_SELECTORS = new Set(["knowledge-base-multi-selector", "knowledge-base-selector"]);
+
+export function computeRunGrant(options: {
+  manifest: AgentRunnerManifest;
+  binding: AgentBinding;
+  event: AgentEventEnvelope;
+  resources: HostResourceIndex;
+  /** The third layer: narrows the grant to what the event's actor, bot and workspace may use. */
+  authorize?: ((grant: RunGrant, event: AgentEventEnvelope) => RunGrant) | undefined;
+}): RunGrant {
+  const { manifest, binding, event, resources } = options;
+  const { permissions } = manifest;
+  const policy = binding.resource_policy;
+  const selected = (types: Set<string>) =>
+    manifest.config_schema
+      .filter((field) => types.has(field.type))
+      .flatMap((field) => {
+        const value = binding.runner_config[field.name];
+        const values = Array.isArray(value) ? value : [value];
+        return values.flatMap((item) => {
+          if (typeof item === "string") return [item];
+          const object = item as { primary?: unknown; fallbacks?: unknown } | null;
+          return [object?.primary, ...(Array.isArray(object?.fallbacks) ? object.fallbacks : [])].filter(
+            (id): id is string => typeof id === "string",
+          );
+        });
+      });
+  const existing = (ids: Iterable<string>, index: ReadonlyMap<string, unknown>) =>
+    new Set([...ids].filter((id) => id !== "__none__" && index.has(id)));
+  const grant: RunGrant = {
+    models:
+      permissions.models.length > 0
+        ? existing([...selected(MODEL_SELECTORS), ...(policy.allowed_model_uuids ?? [])], resources.models)
+        : new Set(),
+    tools:
+      permissions.tools.length > 0 ? existing(policy.allowed_tool_names ?? [], resources.tools) : new Set(),
+    knowledgeBases:
+      permissions.knowledge_bases.length > 0
+        ? existing([...selected(KB_SELECTORS), ...(policy.allowed_kb_uuids ?? [])], resources.knowledgeBases)
+        : new Set(),
+    pluginStorage: permissions.storage.includes("plugin") && policy.allow_plugin_storage,
+    workspaceStorage: permissions.storage.includes("workspace") && policy.allow_workspace_storage,
+    conversations: new Set(
+      event.conversation_id ? [event.conversation_id, ...policy.extra_history_conversations] : [],
+    ),
+    platformActions: new Set(
+      policy.allowed_platform_actions.filter((action) => permissions.platform_api.includes(action)),
+    ),
+  };
+  return options.authorize ? options.authorize(grant, event) : grant;
+}
+
+/** The state keys of a run, one per enabled scope whose identity the event has; runner and binding isolate them. */
+export function stateKeysOf(
+  runnerId: string,
+  binding: AgentBinding,
+  event: AgentEventEnvelope,
+): Partial<Record<StateScope, string>> {
+  const policy = binding.state_policy;
+  if (!policy.enable_state) return {};
+  const owner = `${runnerId}:${binding.binding_id}`;
+  const keys: Partial<Record<StateScope, string>> = {};
+  for (const scope of policy.state_scopes) {
+    if (scope === "runner") keys.runner = `runner:${owner}`;
+    if (scope === "conversation" && event.conversation_id) {
+      keys.conversation = `conversation:${owner}:${event.conversation_id}${event.thread_id ? `:${event.thread_id}` : ""}`;
+    }
+    if (scope === "actor" && event.actor?.actor_id) {
+      keys.actor = `actor:${owner}:${event.actor.actor_type || "user"}:${event.actor.actor_id}`;
+    }
+    if (scope === "subject" && event.subject?.subject_id) {
+      keys.subject = `subject:${owner}:${event.subject.subject_type || "unknown"}:${event.subject.subject_id}`;
+    }
+  }
+  return keys;
+}

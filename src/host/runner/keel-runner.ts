@@ -1,0 +1,336 @@
+import type { AgentDefinition } from "../../config/app-config-schema.js";
+import type { ModelRequest, ModelStreamPart } from "../../contracts/language-model.js";
+import type { ToolDecision } from "../../contracts/tool-decision.js";
+import { ConfigError } from "../../errors/error-classes.js";
+import { KeelError } from "../../errors/keel-error.js";
+import { getLogger } from "../../logging/logger.js";
+import { type HostBridge, runWithHostBridge } from "../../models/providers/host/host-bridge.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
+import type { ActionChannel } from "../transport/action-channel.js";
+import { partsOfWireChunk, toWireFunctions, toWireMessages } from "../wire/llm-messages.js";
+import {
+  type AgentRunnerManifest,
+  AgentRunnerManifestSchema,
+  formatRunnerId,
+  type ListedRunner,
+} from "../wire/manifest.js";
+import { type AgentRunContext, AgentRunContextSchema } from "../wire/run-context.js";
+import {
+  describeIssues,
+  MessageChunkSchema,
+  RUN_FAILURE_CODES,
+  type RunResultBody,
+} from "../wire/run-result.js";
+import { manifestForProfile, profileCarriesResult, type WireProfile } from "../wire/wire-profile.js";
+import { HostRunApi } from "./host-run-api.js";
+import { KeelResultMapper, SUSPENDED_RUN_KEY } from "./keel-result-mapper.js";
+import { ResultQueue } from "./result-queue.js";
+
+/** The actions a runtime answers for its host. `cancel_agent_run` is Keel's: the first text names no cancel call. */
+export const RUNNER_ACTIONS = {
+  LIST: "list_agent_runners",
+  RUN: "run_agent",
+  CANCEL: "cancel_agent_run",
+} as const;
+
+/** The parts of an agent's definition its manifest is built from. */
+export type RunnerAgent = Pick<AgentDefinition, "id" | "name" | "description" | "llm" | "tools">;
+
+export interface KeelRunnerOptions {
+  runtime: Runtime;
+  /** The agents to serve, usually the config's `agents`. */
+  agents: readonly RunnerAgent[];
+  /** The plugin the runners are addressed under: `plugin:<author>/<name>/<agent id>`; `keel` / `agents`. */
+  pluginAuthor?: string;
+  pluginName?: string;
+  /** Which text of the protocol to write; `seed` by default. */
+  profile?: WireProfile;
+}
+
+const APPROVE = /^\s*(approve|approved|yes|y|ok|allow)\s*[.!]?\s*$/i;
+const DENY = /^\s*(deny|denied|no|n|reject|refuse)\s*[.!]?\s*$/i;
+
+/**
+ * Keel agents served as runners to a host: each agent is one runner, described by a manifest built from its
+ * definition; a run of it is a Keel run whose events become the protocol's results. Inside a host run the agent's
+ * `llm.provider: "host"` model and its `host_tool` tools go through the run's API proxy. A run that suspends for a
+ * decision ends `run.failed {code: "runner.suspended"}` with its Keel run id in the host's runner-scope state, and
+ * the next event of that runner decides it ("approve" / "deny", or `event.data.decisions`).
+ */
+export class KeelRunner {
+  private readonly runtime: Runtime;
+  private readonly pluginAuthor: string;
+  private readonly pluginName: string;
+  private readonly profile: WireProfile;
+  private readonly agents = new Map<string, { agent: RunnerAgent; manifest: AgentRunnerManifest }>();
+  private readonly active = new Map<string, AbortController>();
+
+  constructor(options: KeelRunnerOptions) {
+    this.runtime = options.runtime;
+    this.pluginAuthor = options.pluginAuthor ?? "keel";
+    this.pluginName = options.pluginName ?? "agents";
+    this.profile = options.profile ?? "seed";
+    for (const agent of options.agents) {
+      const manifest = this.manifestOf(agent);
+      if (manifest) this.agents.set(agent.id, { agent, manifest });
+    }
+  }
+
+  /** The runners, as `list_agent_runners` answers. */
+  listRunners(): ListedRunner[] {
+    return [...this.agents.values()].map(({ agent, manifest }) => ({
+      plugin_author: this.pluginAuthor,
+      plugin_name: this.pluginName,
+      runner_name: agent.id,
+      manifest,
+    }));
+  }
+
+  /** Answers the host's actions on `channel`. */
+  serve(channel: ActionChannel): this {
+    channel.handle(RUNNER_ACTIONS.LIST, async () => ({
+      runners: this.listRunners().map((entry) => ({
+        ...entry,
+        manifest: manifestForProfile(entry.manifest, this.profile),
+      })),
+    }));
+    channel.handle(RUNNER_ACTIONS.RUN, (data, context) => this.run(channel, data, context.signal));
+    channel.handle(RUNNER_ACTIONS.CANCEL, async (data) => {
+      const controller = this.active.get(String(data.run_id));
+      controller?.abort(new KeelError("the host cancelled the run", { code: RUN_FAILURE_CODES.CANCELLED }));
+      return { cancelled: controller !== undefined };
+    });
+    return this;
+  }
+
+  /** One run: the results the host streams, each stamped with the run id, a sequence from 1 and a time. */
+  async *run(
+    channel: ActionChannel,
+    data: Record<string, unknown>,
+    signal: AbortSignal,
+  ): AsyncIterable<Record<string, unknown>> {
+    const parsed = AgentRunContextSchema.safeParse(data.context);
+    const runId = parsed.success
+      ? parsed.data.run_id
+      : String((data.context as { run_id?: unknown })?.run_id ?? "");
+    let sequence = 0;
+    const stamp = (body: RunResultBody): Record<string, unknown> => ({
+      run_id: runId,
+      type: body.type,
+      data: body.data,
+      sequence: ++sequence,
+      timestamp: Math.floor(Date.now() / 1000),
+      ...(body.usage ? { usage: body.usage } : {}),
+    });
+    const fail = (code: string, error: string) =>
+      stamp({ type: "run.failed", data: { code, error, retryable: false } });
+    if (!parsed.success) {
+      yield fail("runner.invalid_context", `the run context is not valid: ${describeIssues(parsed.error)}`);
+      return;
+    }
+    const entry = this.agents.get(String(data.runner_name ?? ""));
+    if (!entry) {
+      yield fail(RUN_FAILURE_CODES.NOT_FOUND, `no runner named ${String(data.runner_name)}`);
+      return;
+    }
+    const context = parsed.data;
+    const controller = new AbortController();
+    const onChannelAbort = () => controller.abort(signal.reason);
+    signal.addEventListener("abort", onChannelAbort, { once: true });
+    this.active.set(runId, controller);
+    let overran = false;
+    const deadlineMs =
+      context.runtime.deadline_at == null ? undefined : context.runtime.deadline_at * 1000 - Date.now();
+    const deadline =
+      deadlineMs === undefined
+        ? undefined
+        : setTimeout(
+            () => {
+              overran = true;
+              controller.abort(
+                new KeelError("the run passed its deadline", { code: RUN_FAILURE_CODES.TIMEOUT }),
+              );
+            },
+            Math.max(0, deadlineMs),
+          );
+    const queue = new ResultQueue<RunResultBody>();
+    const api = new HostRunApi(channel, runId, context.runtime.deadline_at);
+    const pump = runWithHostBridge(this.bridgeFor(api, context), () =>
+      this.pump({ context, agent: entry.agent, queue, signal: controller.signal }),
+    )
+      .catch((error: unknown) => {
+        queue.push({
+          type: "run.failed",
+          data: { code: RUN_FAILURE_CODES.EXCEPTION, error: errorText(error), retryable: false },
+        });
+      })
+      .finally(() => queue.end());
+    try {
+      for await (const body of queue) {
+        if (overran && (body.type === "run.failed" || body.type === "run.completed")) {
+          yield stamp({
+            type: "run.failed",
+            data: { code: RUN_FAILURE_CODES.TIMEOUT, error: "the run passed its deadline", retryable: true },
+          });
+          continue;
+        }
+        if (profileCarriesResult(body, this.profile)) yield stamp(body);
+      }
+      await pump;
+    } finally {
+      clearTimeout(deadline);
+      signal.removeEventListener("abort", onChannelAbort);
+      this.active.delete(runId);
+      controller.abort();
+    }
+  }
+
+  /** Runs (or resumes) the Keel run and queues its mapped results. */
+  private async pump(options: {
+    context: AgentRunContext;
+    agent: RunnerAgent;
+    queue: ResultQueue<RunResultBody>;
+    signal: AbortSignal;
+  }): Promise<void> {
+    const { context, agent, queue, signal } = options;
+    const streaming = context.delivery.supports_streaming;
+    const waiting = context.state.runner[SUSPENDED_RUN_KEY];
+    let chunks: AsyncIterable<RunStreamChunk> | undefined;
+    let resumedRunId: string | undefined;
+    if (typeof waiting === "string" && waiting.length > 0) {
+      resumedRunId = waiting;
+      const decisions = await this.decisionsFor(waiting, context);
+      if (decisions) chunks = this.runtime.stream({ runId: waiting, decisions, signal });
+    }
+    chunks ??= this.runtime.stream({
+      agentId: agent.id,
+      inputText: inputTextOf(context),
+      sessionId: sessionIdOf(agent.id, context),
+      metadata: { host_run_id: context.run_id, host_event_id: context.event.event_id },
+      signal,
+    });
+    const mapper = new KeelResultMapper({ streaming, ...(resumedRunId ? { resumedRunId } : {}) });
+    for await (const chunk of chunks) for (const body of mapper.map(chunk)) queue.push(body);
+  }
+
+  /**
+   * The decisions an event makes on a suspended run, or null when it makes none — then the waiting run is
+   * cancelled and the event starts a new one.
+   */
+  private async decisionsFor(runId: string, context: AgentRunContext): Promise<ToolDecision[] | null> {
+    const record = await this.runtime.getRun(runId);
+    if (record?.status !== "waiting") return null;
+    const given = context.event.data.decisions;
+    if (Array.isArray(given)) {
+      return given.flatMap((decision) => {
+        const entry = decision as { tool_call_id?: unknown; toolCallId?: unknown; action?: unknown };
+        const id = entry.tool_call_id ?? entry.toolCallId;
+        return typeof id === "string" && (entry.action === "approve" || entry.action === "deny")
+          ? [{ toolCallId: id, action: entry.action } satisfies ToolDecision]
+          : [];
+      });
+    }
+    const text = context.input.text ?? "";
+    const action = APPROVE.test(text) ? "approve" : DENY.test(text) ? "deny" : undefined;
+    if (!action) {
+      await this.runtime.cancelRun(runId, { reason: "a new event arrived instead of a decision" });
+      return null;
+    }
+    return record.pendingToolCalls.map((call) => ({ toolCallId: call.toolCallId, action }));
+  }
+
+  private bridgeFor(api: HostRunApi, context: AgentRunContext): HostBridge {
+    return {
+      streamModel: (request, modelId) =>
+        streamHostModel(api, request, modelId ?? context.resources.models[0]?.model_id),
+      callTool: async (toolName, parameters, signal) => {
+        const answer = await api.tools.call(toolName, parameters, signal);
+        return answer.result ?? answer.tool_response ?? null;
+      },
+    };
+  }
+
+  private manifestOf(agent: RunnerAgent): AgentRunnerManifest | undefined {
+    const hostModel =
+      typeof agent.llm === "object" &&
+      agent.llm !== null &&
+      (agent.llm as { provider?: unknown }).provider === "host";
+    const hostTools = (agent.tools ?? []).some((tool) => (tool as { type?: unknown }).type === "host_tool");
+    const parsed = AgentRunnerManifestSchema.safeParse({
+      id: formatRunnerId({
+        pluginAuthor: this.pluginAuthor,
+        pluginName: this.pluginName,
+        runnerName: agent.id,
+      }),
+      name: agent.id,
+      label: { en_US: agent.name },
+      ...(agent.description ? { description: { en_US: agent.description } } : {}),
+      capabilities: { streaming: true, tool_calling: hostTools, interrupt: true, stateful_session: true },
+      permissions: {
+        models: hostModel ? ["invoke", "stream"] : [],
+        tools: hostTools ? ["detail", "call"] : [],
+      },
+      metadata: { runtime: "keel", agent_id: agent.id },
+    });
+    if (!parsed.success) {
+      getLogger().warn(`agent ${agent.id} cannot be served as a runner: ${describeIssues(parsed.error)}`);
+      return undefined;
+    }
+    return parsed.data;
+  }
+}
+
+async function* streamHostModel(
+  api: HostRunApi,
+  request: ModelRequest,
+  modelId: string | undefined,
+): AsyncIterable<ModelStreamPart> {
+  if (modelId === undefined) {
+    yield {
+      type: "error",
+      errorType: "unknown",
+      error: new ConfigError("the host granted this run no model"),
+    };
+    return;
+  }
+  const seen = new Set<string>();
+  try {
+    for await (const data of api.models.stream(modelId, toWireMessages(request), {
+      funcs: toWireFunctions(request.tools),
+      signal: request.signal,
+    })) {
+      const chunk = MessageChunkSchema.safeParse(data.chunk);
+      if (!chunk.success)
+        throw new KeelError(`the host's model sent a bad chunk: ${describeIssues(chunk.error)}`);
+      yield* partsOfWireChunk(chunk.data, seen);
+    }
+  } catch (error) {
+    yield {
+      type: "error",
+      errorType: "unknown",
+      error: KeelError.isInstance(error) ? error : new KeelError(errorText(error)),
+    };
+    return;
+  }
+  yield { type: "finish", stopReason: seen.size > 0 ? "tool_use" : "end_turn", model: modelId };
+}
+
+/** The text the agent is given: the event's own text, or, for an event without one, what happened. */
+function inputTextOf(context: AgentRunContext): string {
+  const text = context.input.text;
+  if (text) return text;
+  return `[${context.event.event_type}] ${JSON.stringify(context.event.data)}`;
+}
+
+/** One Keel session per agent and host conversation (and thread), so the agent remembers the conversation. */
+function sessionIdOf(agentId: string, context: AgentRunContext): string | undefined {
+  const conversation = context.conversation?.conversation_id ?? context.context.conversation_id;
+  if (!conversation) return undefined;
+  const thread = context.conversation?.thread_id ?? context.context.thread_id;
+  return `host:${agentId}:${conversation}${thread ? `:${thread}` : ""}`;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AttachedRuntime, KeelHost } from "../../src/host/index.js";
+import { binding, collect, createTestHost, message, RUNNER_ID, typesOf } from "./host-scenario.js";
+
+/**
+ * The runs every way of attaching a Keel runner must carry the same: a host-proxied model and tool call with
+ * streamed deltas, an artifact, a suspension kept in runner state and resumed by a second event, a cancel and a
+ * passed deadline. `attach` connects the host to a runner serving HOST_RUNNER_CONFIG.
+ */
+export function describeHostRunnerScenarios(
+  name: string,
+  attach: (host: KeelHost) => Promise<AttachedRuntime>,
+): void {
+  describe(`Keel host and Keel runner: ${name}`, () => {
+    let test: ReturnType<typeof createTestHost>;
+    let runtime: AttachedRuntime;
+
+    beforeAll(async () => {
+      test = createTestHost();
+      runtime = await attach(test.host);
+    });
+    afterAll(async () => {
+      await test.host.close();
+    });
+
+    it("discovers the runner", () => {
+      expect(runtime.runners.map((runner) => runner.id)).toEqual([RUNNER_ID]);
+      expect(runtime.runners[0]!.manifest.permissions.models).toEqual(["invoke", "stream"]);
+    });
+
+    it("runs with the host's model and tool through the proxy, streaming deltas, and audits each call", async () => {
+      const results = await collect(test.host.run(message("please lookup keel"), binding()));
+      expect(typesOf(results)).toEqual([
+        "tool.call.started",
+        "tool.call.completed",
+        "message.delta",
+        "message.delta",
+        "message.delta",
+        "message.completed",
+        "run.completed",
+      ]);
+      const runId = results[0]!.run_id;
+      expect(results[1]!.data).toMatchObject({
+        tool_name: "lookup",
+        result: { meaning: "keel is a ship's spine" },
+      });
+      const audit = test.stores.audit.entries.filter((entry) => entry.run_id === runId);
+      expect(audit.map((entry) => [entry.action, entry.result])).toEqual([
+        ["invoke_llm_stream", "ok"],
+        ["call_tool", "ok"],
+        ["invoke_llm_stream", "ok"],
+      ]);
+      expect(
+        audit.every(
+          (entry) => entry.runner_id === RUNNER_ID && entry.scope === "conversation:conversation-1",
+        ),
+      ).toBe(true);
+      expect(test.host.activeRuns()).toEqual([]);
+    });
+
+    it("registers a runner's artifact under the run and its conversation", async () => {
+      const results = await collect(test.host.run(message("the report please"), binding()));
+      const artifact = results.find((result) => result.type === "artifact.created");
+      expect(artifact).toBeDefined();
+      const id = (artifact!.data as { artifact_id: string }).artifact_id;
+      const stored = await test.stores.artifacts.get(id);
+      expect(stored).toMatchObject({
+        run_id: artifact!.run_id,
+        conversation_id: "conversation-1",
+        source: "runner",
+        runner_id: RUNNER_ID,
+      });
+      expect(stored!.size_bytes).toBeGreaterThan(0);
+      expect(stored!.artifact_type).toBe("tool_output");
+      expect(typesOf(results).at(-1)).toBe("run.completed");
+    });
+
+    it("keeps a suspended run in runner state and resumes it with the next event", async () => {
+      const first = await collect(test.host.run(message("delete everything", "conversation-2"), binding()));
+      expect(typesOf(first)).toEqual(["state.updated", "run.failed"]);
+      expect(first[1]!.data).toMatchObject({ code: "runner.suspended", retryable: false });
+      const key = "runner:plugin:keel/agents/helper:binding-1";
+      const waiting = await test.stores.state.get(key, "keel.suspended_run_id");
+      expect(typeof waiting).toBe("string");
+      const second = await collect(test.host.run(message("approve", "conversation-2"), binding()));
+      expect(typesOf(second)).toContain("tool.call.completed");
+      expect(typesOf(second).slice(-2)).toEqual(["message.completed", "run.completed"]);
+      expect(await test.stores.state.get(key, "keel.suspended_run_id")).toBeNull();
+    });
+
+    it("cancels a run on request", async () => {
+      const results: unknown[] = [];
+      const running = collect(test.host.run(message("hang on"), binding({ binding_id: "binding-cancel" })));
+      await expect.poll(() => test.host.activeRuns().length).toBe(1);
+      expect(test.host.cancel(test.host.activeRuns()[0]!)).toBe(true);
+      results.push(...(await running));
+      expect(results.at(-1)).toMatchObject({ type: "run.failed", data: { code: "cancelled" } });
+      expect(test.host.activeRuns()).toEqual([]);
+    });
+
+    it("ends a run that overruns its deadline with runner.timeout, retryable", async () => {
+      const results = await collect(
+        test.host.run(
+          message("hang on"),
+          binding({ binding_id: "binding-deadline", runner_config: { timeout: 0.5 } }),
+        ),
+      );
+      expect(results.at(-1)).toMatchObject({
+        type: "run.failed",
+        data: { code: "runner.timeout", retryable: true },
+      });
+      expect(test.host.activeRuns()).toEqual([]);
+    });
+  });
+}
