@@ -94,11 +94,14 @@ describe("GET /runs", () => {
     const list = async (query: string) => {
       const response = await call(`/runs${query}`, { token: "alice" });
       expect(response.status).toBe(200);
-      return ((await response.json()) as { runs: { runId: string; sessionId: string }[] }).runs;
+      return ((await response.json()) as { runs: { runId: string; sessionId: string; inputText?: string }[] })
+        .runs;
     };
     const all = await list("");
     expect(all.map((run) => run.runId)).toEqual([third, second, first]);
     expect(all.map((run) => run.sessionId)).toEqual(["s2", "s2", "s1"]);
+    // Each record keeps what the run was asked, for the console to show beside its answer.
+    expect(all.map((run) => run.inputText)).toEqual(["hi", "hi", "hi"]);
     expect((await list("?agentId=echo")).map((run) => run.runId)).toEqual([third, first]);
     expect((await list("?sessionId=s2")).map((run) => run.runId)).toEqual([third, second]);
     expect((await list("?status=done&limit=1")).map((run) => run.runId)).toEqual([third]);
