@@ -36,6 +36,15 @@ const HELP = { help: { type: "boolean", short: "h" } } as const;
 /** `--json` and `--help`: the flags of a command that prints a run or a list either way. */
 const JSON_FLAGS = { json: { type: "boolean" }, ...HELP } as const;
 
+const SERVE_FLAGS = {
+  port: { type: "string" },
+  host: { type: "string" },
+  token: { type: "string" },
+  "resume-interrupted": { type: "boolean" },
+  "no-console": { type: "boolean" },
+  ...HELP,
+} as const;
+
 /** The flags each command accepts; `parseArgs` option configs. */
 const COMMANDS = {
   run: {
@@ -65,14 +74,8 @@ const COMMANDS = {
     session: { type: "string" },
     ...JSON_FLAGS,
   },
-  serve: {
-    port: { type: "string" },
-    host: { type: "string" },
-    token: { type: "string" },
-    "resume-interrupted": { type: "boolean" },
-    "no-console": { type: "boolean" },
-    ...HELP,
-  },
+  serve: SERVE_FLAGS,
+  dev: SERVE_FLAGS,
   worker: {
     concurrency: { type: "string" },
     "grace-ms": { type: "string" },
@@ -100,6 +103,7 @@ Usage:
   keel policy <config> [--agent ID] [--session ID] [--json]
   keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted]
               [--no-console]
+  keel dev <config> [the options of serve]
   keel worker <config> [--concurrency N] [--grace-ms N]
   keel help | --help
   keel --version
@@ -125,6 +129,9 @@ Commands:
                KEEL_SERVER_TOKEN; needed off loopback), --resume-interrupted (resume durable runs a dead
                process left running, before listening); the web console is at its root (/) unless
                --no-console
+  dev          serve, and reload the agents whenever the config file changes (a config that does not load
+               is reported and the last good one keeps serving; top-level runtime, session and events
+               settings need a restart)
   worker       Take runs off the config's queue ("queue": {"type": "bullmq"}) and execute them durably on its
                store until SIGTERM: --concurrency (runs at a time, default 4), --grace-ms (on SIGTERM, how
                long runs in flight may go on before they are handed back to the queue, default 10000)
@@ -218,10 +225,10 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
     const { validateCommand } = await import("./commands/validate.js");
     return validateCommand({ configPath: positionals[0]!, stdout: io.stdout, stderr: io.stderr });
   }
-  if (command === "serve") {
+  if (command === "serve" || command === "dev") {
     if (positionals.length !== 1)
       throw new UsageError(
-        "Usage: keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted] [--no-console]",
+        `Usage: keel ${command} <config> [--port N] [--host H] [--token T] [--resume-interrupted] [--no-console]`,
       );
     const port = values.port === undefined ? 8787 : Number(values.port);
     if (typeof values.port === "string" && !/^\d{1,5}$/.test(values.port))
@@ -235,6 +242,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       token,
       resumeInterrupted: values["resume-interrupted"] === true,
       console: values["no-console"] !== true,
+      watch: command === "dev",
       stdout: io.stdout,
       stderr: io.stderr,
       ...(io.signal === undefined ? {} : { signal: io.signal }),
