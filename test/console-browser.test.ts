@@ -308,6 +308,8 @@ describe.skipIf(!existsSync(CHROMIUM))("the web console in Chromium", () => {
     await page.click('[data-testid="runs"] tbody tr');
     await page.waitForSelector('[data-testid="run-summary"][data-phase="finished"]');
     await page.waitForSelector('.tl-row[data-kind="decision"]');
+    // The run shows what it was asked, from its record.
+    expect(await page.textContent('[data-testid="run-input"] .message-text')).toBe("Pay the October invoice");
     await shot(page, "8-run");
     await page.click('[role="tab"]:has-text("Checkpoints")');
     await page.waitForSelector('[data-testid="checkpoints"] .checkpoint');
@@ -317,7 +319,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the web console in Chromium", () => {
     await shot(page, "9-checkpoint");
     await page.click('[role="tab"]:has-text("Policy")');
     await page.waitForSelector('[data-testid="policy"] table');
-    expect(await page.textContent('[data-testid="policy"]')).toContain("pay");
+    expect(await page.textContent('[data-testid="policy"]')).toContain("tool.approval_mode:pay");
     await shot(page, "10-policy");
   });
 
@@ -337,6 +339,8 @@ describe.skipIf(!existsSync(CHROMIUM))("the web console in Chromium", () => {
     const child = decodeURIComponent(page.url().split("#/runs/")[1]!);
     expect((await runtime.getRun(child))?.parentRunId).toBe(parent);
     await page.waitForSelector(`.subtitle a[href="#/runs/${parent}"]`);
+    // A branch asks nothing new: it shows the input of the run it branched from.
+    expect(await page.textContent('[data-testid="run-input"] .message-text')).toBe("Pay the October invoice");
     await shot(page, "11-branch");
     await page.click('[data-testid="approval"] .button.approve');
     await page.waitForSelector('[data-testid="run-summary"][data-phase="finished"]');

@@ -162,6 +162,8 @@ describe("decisions", () => {
       ],
     });
     expect(result).toMatchObject({ runId: "d", stopReason: "completed", finalOutput: "finished" });
+    // Decisions carry no input: the record still names what the run was asked.
+    expect(await runtime.getRun("d")).toMatchObject({ status: "done", inputText: "pay" });
     expect(ledger.calls).toEqual(["s1:add", "p1:pay:10", "p2:pay:20"]);
     const events = await runtime.sessionManager.loadEvents("d");
     expect(events.map((event) => event.sequence)).toEqual(events.map((_, index) => index + 1));

@@ -211,6 +211,8 @@ describe("inspecting the policy", () => {
       "config:config.enable:network:allow",
       "sandbox:sandbox.paths:deny",
       "config:config.deny:write_file:deny",
+      // delete_file declares approvalMode "always"; the rule is listed, though the tool is refused before it.
+      "tool:tool.approval_mode:delete_file:ask",
     ]);
     expect(
       Object.fromEntries(Object.entries(policy.tools).map(([id, verdict]) => [id, verdict.rule])),

@@ -34,6 +34,13 @@ async function handlerWith(options: KeelHandlerOptions = {}) {
     inputSchema: z.object({ amount: z.number() }),
     execute: ({ amount }) => amount,
   });
+  const refund = defineTool({
+    name: "refund",
+    description: "Refund",
+    inputSchema: z.object({ amount: z.number() }),
+    execute: ({ amount }) => amount,
+    approvalMode: "always",
+  });
   const runtime = await Runtime.fromDict({
     agents: [
       { id: "echo", name: "Echo" },
@@ -47,7 +54,7 @@ async function handlerWith(options: KeelHandlerOptions = {}) {
       {
         id: "payer",
         name: "Payer",
-        tools: [pay],
+        tools: [pay, refund],
         llm: scriptedModel([{ text: "ok" }], { whenExhausted: "repeat-last" }),
       },
     ],
@@ -87,11 +94,14 @@ describe("GET /runs", () => {
     const list = async (query: string) => {
       const response = await call(`/runs${query}`, { token: "alice" });
       expect(response.status).toBe(200);
-      return ((await response.json()) as { runs: { runId: string; sessionId: string }[] }).runs;
+      return ((await response.json()) as { runs: { runId: string; sessionId: string; inputText?: string }[] })
+        .runs;
     };
     const all = await list("");
     expect(all.map((run) => run.runId)).toEqual([third, second, first]);
     expect(all.map((run) => run.sessionId)).toEqual(["s2", "s2", "s1"]);
+    // Each record keeps what the run was asked, for the console to show beside its answer.
+    expect(all.map((run) => run.inputText)).toEqual(["hi", "hi", "hi"]);
     expect((await list("?agentId=echo")).map((run) => run.runId)).toEqual([third, first]);
     expect((await list("?sessionId=s2")).map((run) => run.runId)).toEqual([third, second]);
     expect((await list("?status=done&limit=1")).map((run) => run.runId)).toEqual([third]);
@@ -134,6 +144,11 @@ describe("GET /runs/:id/policy", () => {
     const body = (await policy.json()) as { agentId: string; rules: { source: string }[]; tools: object };
     expect(body).toEqual(await runtime.getEffectivePolicy("payer"));
     expect(body.tools).toHaveProperty("pay");
+    // Every call of a tool that declares approvalMode "always" waits for approval: the policy says so.
+    expect(body.tools).toMatchObject({
+      pay: { effect: "allow", rule: "runtime.safe_default", source: "runtime" },
+      refund: { effect: "ask", rule: "tool.approval_mode:refund", source: "tool" },
+    });
     expect(new Set(body.rules.map((rule) => rule.source))).toContain("runtime");
     const other = await call(`/runs/${runId}/policy`, { token: "bob" });
     expect(other.status).toBe(404);

@@ -209,7 +209,7 @@ describe("keel command line", () => {
     expect(err).toBe("Unknown command 'rnu'. Did you mean 'run'?\nRun 'keel --help' for usage.\n");
     const far = await cli(["deploy"]);
     expect(far.err).toContain(
-      "Unknown command 'deploy'. Commands: run, validate, runs, checkpoints, trace, resume, decide, pending, policy, runner, serve, worker, help.",
+      "Unknown command 'deploy'. Commands: run, validate, runs, checkpoints, trace, resume, decide, pending, policy, runner, serve, dev, worker, help.",
     );
     const option = await cli(["--verison"]);
     expect(option.err).toContain("Unknown option '--verison'. Did you mean '--version'?");
@@ -245,6 +245,7 @@ describe("keel command line", () => {
     }
     expect(USAGE).toMatch(/keel run <config> "<input>"\|- \[--agent ID\] \[--session ID\] \[--json\]/);
     expect(USAGE).toContain("keel validate <config>");
+    expect(USAGE).toContain("keel dev <config> [the options of serve]");
     const bare = await cli([]);
     expect(bare.code).toBe(1);
     expect(bare.err).toBe(USAGE);

@@ -36,6 +36,15 @@ const HELP = { help: { type: "boolean", short: "h" } } as const;
 /** `--json` and `--help`: the flags of a command that prints a run or a list either way. */
 const JSON_FLAGS = { json: { type: "boolean" }, ...HELP } as const;
 
+const SERVE_FLAGS = {
+  port: { type: "string" },
+  host: { type: "string" },
+  token: { type: "string" },
+  "resume-interrupted": { type: "boolean" },
+  "no-console": { type: "boolean" },
+  ...HELP,
+} as const;
+
 /** The flags each command accepts; `parseArgs` option configs. */
 const COMMANDS = {
   run: {
@@ -72,14 +81,8 @@ const COMMANDS = {
     plugin: { type: "string" },
     ...HELP,
   },
-  serve: {
-    port: { type: "string" },
-    host: { type: "string" },
-    token: { type: "string" },
-    "resume-interrupted": { type: "boolean" },
-    "no-console": { type: "boolean" },
-    ...HELP,
-  },
+  serve: SERVE_FLAGS,
+  dev: SERVE_FLAGS,
   worker: {
     concurrency: { type: "string" },
     "grace-ms": { type: "string" },
@@ -108,6 +111,7 @@ Usage:
   keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted]
               [--no-console]
   keel runner <config> [--ws URL] [--profile seed|langbot-4.11] [--author A] [--plugin P]
+  keel dev <config> [the options of serve]
   keel worker <config> [--concurrency N] [--grace-ms N]
   keel help | --help
   keel --version
@@ -137,6 +141,9 @@ Commands:
                protocol v1) over stdin/stdout, or to hosts connecting at --ws URL (e.g.
                ws://127.0.0.1:5400/control/ws); each agent is runner plugin:<author>/<plugin>/<agent id>
                (--author default keel, --plugin default agents)
+  dev          serve, and reload the agents whenever the config file changes (a config that does not load
+               is reported and the last good one keeps serving; top-level runtime, session and events
+               settings need a restart)
   worker       Take runs off the config's queue ("queue": {"type": "bullmq"}) and execute them durably on its
                store until SIGTERM: --concurrency (runs at a time, default 4), --grace-ms (on SIGTERM, how
                long runs in flight may go on before they are handed back to the queue, default 10000)
@@ -230,10 +237,10 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
     const { validateCommand } = await import("./commands/validate.js");
     return validateCommand({ configPath: positionals[0]!, stdout: io.stdout, stderr: io.stderr });
   }
-  if (command === "serve") {
+  if (command === "serve" || command === "dev") {
     if (positionals.length !== 1)
       throw new UsageError(
-        "Usage: keel serve <config> [--port N] [--host H] [--token T] [--resume-interrupted] [--no-console]",
+        `Usage: keel ${command} <config> [--port N] [--host H] [--token T] [--resume-interrupted] [--no-console]`,
       );
     const port = values.port === undefined ? 8787 : Number(values.port);
     if (typeof values.port === "string" && !/^\d{1,5}$/.test(values.port))
@@ -247,6 +254,7 @@ async function dispatch(argv: readonly string[], io: CliIO, env: Env): Promise<n
       token,
       resumeInterrupted: values["resume-interrupted"] === true,
       console: values["no-console"] !== true,
+      watch: command === "dev",
       stdout: io.stdout,
       stderr: io.stderr,
       ...(io.signal === undefined ? {} : { signal: io.signal }),

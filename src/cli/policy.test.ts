@@ -45,6 +45,19 @@ describe("keel policy", () => {
     expect(policy.rules.map((rule: { source: string }) => rule.source)).toContain("sandbox");
   });
 
+  it("shows a tool that asks for approval by its own declaration as ask, from the tool", async () => {
+    const path = await config("policy-approval.json", [], {
+      tools: [{ id: "sh", type: "shell_exec", config: { require_approval: true } }],
+      permissions: { enable: ["shell"] },
+    });
+    const { code, out } = await cli(["policy", path]);
+    expect(code).toBe(0);
+    expect(out).toMatch(/sh\s+ask\s+tool\.approval_mode:sh\s+\[shell\]/);
+    expect(out).toMatch(/ask\s+tool\.approval_mode:sh\s+tool\s+#3\s+Tool 'sh' declares/);
+    const json = await cli(["policy", path, "--json"]);
+    expect(JSON.parse(json.out).tools.sh).toMatchObject({ effect: "ask", source: "tool" });
+  });
+
   it("exits 1 for an unknown agent with the nearest id, and for a missing config argument", async () => {
     const path = await config("policy-unknown.json", []);
     const unknown = await cli(["policy", path, "--agent", "assistent"]);

@@ -181,6 +181,8 @@ export interface RunRecord {
   agentId: string;
   sessionId: string;
   parentRunId?: string;
+  /** What the user asked: the request's `inputText` (a resume keeps the input of the run it continues). */
+  inputText?: string;
   status: RunStatus;
   stopReason?: StopReason;
   termination?: TerminationReason;

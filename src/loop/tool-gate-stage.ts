@@ -140,7 +140,8 @@ async function askGate(
   const tool = entry.tool!;
   const context = entry.context!;
   // A destructive call the config enabled still waits for an approval (merge rule 5); no hook answers for it.
-  if (policyVerdict?.effect === "ask" && !isApproval(state.resumeInput))
+  // A tool's own approvalMode is asked for below, after the gate hooks, as it always was.
+  if (policyVerdict?.effect === "ask" && policyVerdict.source !== "tool" && !isApproval(state.resumeInput))
     return {
       action: "suspend",
       reason: policyVerdict.message ?? `Tool '${state.toolId}' requires approval`,

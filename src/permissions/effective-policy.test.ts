@@ -25,7 +25,7 @@ type Row = {
   tool: string;
   effect: "allow" | "ask" | "deny";
   rule: string;
-  source: "runtime" | "config" | "skill" | "sandbox";
+  source: "runtime" | "config" | "skill" | "sandbox" | "tool";
 };
 
 /** Merge rules 1–5: one row per rule and per way it shows. */
@@ -385,6 +385,39 @@ describe("the effective permission policy: the five merge rules", () => {
     expect(declarationOf(spec("network")).capabilities).toEqual(["network"]);
     for (const plain of ["none", "read", "write", "unknown"] as const)
       expect(declarationOf(spec(plain)).capabilities).toEqual([]);
+  });
+
+  it("asks for a tool that declares approvalMode always, naming the tool's declaration as the source", () => {
+    const tools = { ...TOOLS, pay: { capabilities: [], writesFiles: false, asksApproval: true } };
+    const policy = computeEffectivePolicy({ agentId: "a", tools });
+    expect(policy.tools.pay).toMatchObject({
+      effect: "ask",
+      rule: "tool.approval_mode:pay",
+      source: "tool",
+      message: `Tool 'pay' requires approval: it declares approvalMode "always"`,
+    });
+    expect(policy.rules).toContainEqual(
+      expect.objectContaining({
+        rule: "tool.approval_mode:pay",
+        effect: "ask",
+        source: "tool",
+        tools: ["pay"],
+      }),
+    );
+    // Asking never lifts a refusal: a config deny still refuses the tool.
+    const denied = computeEffectivePolicy({ agentId: "a", tools, permissions: { deny: ["pay"] } });
+    expect(denied.tools.pay).toMatchObject({ effect: "deny", rule: "config.deny:pay" });
+    // A destructive tool that also declares it keeps the destructive rule, which asks first.
+    const destructive = computeEffectivePolicy({
+      agentId: "a",
+      tools: { delete_file: { capabilities: ["destructive"], writesFiles: true, asksApproval: true } },
+      permissions: { enable: ["destructive"] },
+    });
+    expect(destructive.tools.delete_file!.rule).toBe("destructive_requires_approval");
+    expect(declarationOf({ ...DEFAULT_EXECUTION_SPEC, approvalMode: "always" }).asksApproval).toBe(true);
+    expect(
+      declarationOf({ ...DEFAULT_EXECUTION_SPEC, approvalMode: "inherit" }).asksApproval,
+    ).toBeUndefined();
   });
 
   it("matches tool ids exactly or by glob, never as a regex", () => {

@@ -5,8 +5,8 @@ import type { ToolExecutionSpec } from "../contracts/tool.js";
 export type Capability = "destructive" | "shell" | "network";
 export const CAPABILITIES: readonly Capability[] = Object.freeze(["destructive", "shell", "network"]);
 
-/** Where a rule of the effective policy comes from. */
-export type RuleSource = "runtime" | "config" | "skill" | "sandbox";
+/** Where a rule of the effective policy comes from; `tool` is a tool's own declaration (`approvalMode`). */
+export type RuleSource = "runtime" | "config" | "skill" | "sandbox" | "tool";
 
 /**
  * What a rule does: `deny` refuses, `allow` admits, `ask` admits after an approval decision, `narrow` limits the
@@ -70,6 +70,8 @@ export interface EffectivePolicy {
 export interface ToolDeclaration {
   capabilities: Capability[];
   writesFiles: boolean;
+  /** The tool declares `approvalMode: "always"`: every call it makes waits for an approval decision. */
+  asksApproval?: boolean;
 }
 
 /** What a loaded skill declares: `allowed-tools` (narrows) and `permissions` (requests). */
@@ -100,7 +102,11 @@ export function declarationOf(spec: ToolExecutionSpec): ToolDeclaration {
   if (spec.sideEffects === "destructive") capabilities.push("destructive");
   if (spec.sideEffects === "shell") capabilities.push("shell");
   if (spec.sideEffects === "network") capabilities.push("network");
-  return { capabilities, writesFiles: spec.writesFiles };
+  return {
+    capabilities,
+    writesFiles: spec.writesFiles,
+    ...(spec.approvalMode === "always" ? { asksApproval: true } : {}),
+  };
 }
 
 /** Whether a tool id matches a pattern: the exact id, or a glob with `*` (any run) and `?` (one character). */
@@ -118,6 +124,9 @@ export function matchesToolPattern(pattern: string, toolId: string): boolean {
 function firstMatch(patterns: readonly string[] | undefined, toolId: string): string | undefined {
   return patterns?.find((pattern) => matchesToolPattern(pattern, toolId));
 }
+
+/** The rule a tool's own `approvalMode: "always"` shows as, followed by `:<tool id>`. */
+const TOOL_APPROVAL_RULE = "tool.approval_mode";
 
 const NOT_ENABLED: Record<Capability, { rule: string; mergeRule: MergeRule; what: string }> = {
   destructive: {
@@ -141,7 +150,8 @@ const NOT_ENABLED: Record<Capability, { rule: string; mergeRule: MergeRule; what
  * 3. sandbox constraints: a tool that writes files when every configured root is read-only (merge rule 2);
  * 4. config `deny` patterns, then the config `allow` list when there is one (merge rule 3; deny beats allow);
  * 5. loaded skills' `allowed-tools`: a tool none of them lists is refused (merge rule 4 — skills narrow);
- * then a destructive tool that passed asks for approval (merge rule 5), and anything else is allowed.
+ * then a destructive tool that passed asks for approval (merge rule 5), a tool that declares
+ * `approvalMode: "always"` asks for it too (source `tool`), and anything else is allowed.
  */
 export function computeEffectivePolicy(input: PolicyInput): EffectivePolicy {
   const permissions = input.permissions ?? {};
@@ -233,6 +243,19 @@ export function computeEffectivePolicy(input: PolicyInput): EffectivePolicy {
       mergeRule: 3,
       tools: [pattern],
       description: `permissions.allow admits tools matching '${pattern}' (it cannot turn on a capability)`,
+    });
+  }
+  for (const [toolId, declaration] of Object.entries(input.tools)) {
+    if (declaration.asksApproval !== true) continue;
+    // Not one of the merged sources: the tool adds an approval on top of what the merge rules admit, and
+    // it is admitted as a safe capability (merge rule 3) unless a rule above refuses it.
+    rules.push({
+      rule: `${TOOL_APPROVAL_RULE}:${toolId}`,
+      effect: "ask",
+      source: "tool",
+      mergeRule: 3,
+      tools: [toolId],
+      description: `Tool '${toolId}' declares approvalMode "always": each call waits for an approval decision`,
     });
   }
   const narrowing = skills.filter((skill) => skill.allowedTools.length > 0);
@@ -367,6 +390,15 @@ function decide(
       mergeRule: 5,
       capabilities,
       message: `Tool '${toolId}' is destructive: each call needs an approval (rule destructive_requires_approval, merge rule 5)`,
+    };
+  if (declaration.asksApproval === true)
+    return {
+      effect: "ask",
+      rule: `${TOOL_APPROVAL_RULE}:${toolId}`,
+      source: "tool",
+      mergeRule: 3,
+      capabilities,
+      message: `Tool '${toolId}' requires approval: it declares approvalMode "always"`,
     };
   if (allowed !== undefined)
     return { effect: "allow", rule: `config.allow:${allowed}`, source: "config", mergeRule: 3, capabilities };

@@ -59,9 +59,15 @@ const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
 export function executeRequest(given: ExecuteRequestInput): Promise<RunResult> {
   const input = withOutageWait(given);
   const { agent, request, sessionManager } = input;
-  const record = newRunRecord({ runId: request.runId, agentId: agent.id, sessionId: request.sessionId });
-  if (request.parentRunId !== undefined) record.parentRunId = request.parentRunId;
   const resume = input.resume;
+  // A resume is asked with no input of its own: its record keeps the input of the run it continues.
+  const record = newRunRecord({
+    runId: request.runId,
+    agentId: agent.id,
+    sessionId: request.sessionId,
+    inputText: resume?.inputText ?? request.inputText,
+  });
+  if (request.parentRunId !== undefined) record.parentRunId = request.parentRunId;
   if (resume !== undefined && !resume.sameRun) record.parentRunId = resume.fromRunId;
   // What the run already stored (a durable run's checkpoints stored its events as it went), and its folder.
   const stored: StoredRun = { record, sequence: 0 };
@@ -496,13 +502,19 @@ function failedBeforeLoop(input: ExecuteRequestInput, thrown: unknown): RunResul
 }
 
 /** A new run's record, `created`. */
-export function newRunRecord(run: { runId: string; agentId: string; sessionId: string }): RunRecord {
+export function newRunRecord(run: {
+  runId: string;
+  agentId: string;
+  sessionId: string;
+  inputText?: string;
+}): RunRecord {
   const now = new Date().toISOString();
-  const { runId, agentId, sessionId } = run;
+  const { runId, agentId, sessionId, inputText } = run;
   return {
     runId,
     agentId,
     sessionId,
+    ...(inputText === undefined || inputText === "" ? {} : { inputText }),
     status: "created",
     pendingToolCalls: [],
     createdAt: now,

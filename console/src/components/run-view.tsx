@@ -68,6 +68,12 @@ export function RunView({
         )}
       </header>
       <RunSummary model={model} connection={handle.connection} />
+      {record?.inputText && (
+        <section class="message-card" data-testid="run-input">
+          <div class="answer-label">Message</div>
+          <div class="message-text">{record.inputText}</div>
+        </section>
+      )}
       {model.pending.map((call) => (
         <ApprovalCard
           key={call.toolCallId}

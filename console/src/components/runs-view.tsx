@@ -77,6 +77,7 @@ export function RunsView({ agents, navigate }: { agents: AgentSummary[]; navigat
               <th>Status</th>
               <th>Run</th>
               <th>Agent</th>
+              <th>Message</th>
               <th>Session</th>
               <th>Started</th>
               <th class="num">Events</th>
@@ -98,6 +99,9 @@ export function RunsView({ agents, navigate }: { agents: AgentSummary[]; navigat
                   {run.parentRunId && <span class="muted small"> ↳ {run.parentRunId.slice(0, 8)}</span>}
                 </td>
                 <td>{agents.find((agent) => agent.id === run.agentId)?.name ?? run.agentId}</td>
+                <td class="run-message" title={run.inputText}>
+                  {run.inputText ?? <span class="muted">—</span>}
+                </td>
                 <td>
                   <code class="muted">{run.sessionId.slice(0, 12)}</code>
                 </td>
