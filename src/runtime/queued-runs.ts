@@ -7,6 +7,8 @@ import type { ToolDecision } from "../loop/decisions.js";
 import { transitionRun } from "../loop/run-status.js";
 import type { QueuedRun, QueuedRunDelivery, RunEventFanout } from "../queue/run-queue.js";
 import type { SessionManager } from "../sessions/session-manager.js";
+import { StoreOutage } from "../sessions/store-outage.js";
+import { waitOutStoreOutages } from "../sessions/wait-out-store-outages.js";
 import { failedResult, newRunRecord } from "./execute-request.js";
 import { checkpointsOfRun } from "./run-checkpoints.js";
 
@@ -24,6 +26,9 @@ export interface QueuedRunHost {
   decide(runId: string, decisions: readonly ToolDecision[]): Promise<RunResult>;
 }
 
+/** How long a worker waits for the store before and after a run it took, before the try counts as failed. */
+const QUEUED_STORE_OUTAGE_MS = 60_000;
+
 /**
  * Execute one run taken off the queue, whatever happened to it before: a first delivery starts it; a later one
  * (its worker died, hung, or the run failed for a passing reason) resumes it from its latest checkpoint — where
@@ -33,11 +38,15 @@ export interface QueuedRunHost {
  * they checkpoint after every call and step, which is what another worker resumes from.
  */
 export async function executeQueuedRun(
-  host: QueuedRunHost,
+  given: QueuedRunHost,
   run: QueuedRun,
   delivery: QueuedRunDelivery,
 ): Promise<void> {
-  const { store } = host;
+  // The worker's own reads and writes around the run wait for a store that went away, holding the run (its
+  // lease is renewed meanwhile): failing fast would spend the run's tries in seconds, while the store restarts,
+  // and leave it never ended once they were gone.
+  const store = waitOutStoreOutages(given.store, new StoreOutage({ outageMs: QUEUED_STORE_OUTAGE_MS }));
+  const host: QueuedRunHost = { ...given, store };
   const record = await store.getRun(run.runId);
   if (record?.status === "done") return;
   if (delivery.attempt > delivery.maxAttempts) {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { KeelError } from "../errors/keel-error.js";
 import { getLogger } from "../logging/logger.js";
 import { storeAsJson } from "./store-as-json.js";
 
@@ -40,5 +41,19 @@ describe("storeAsJson", () => {
     });
     await expect(storeAsJson({ runId: "r", what: "record", values: { a: 1 }, write })).rejects.toBe(down);
     expect(write).toHaveBeenCalledTimes(1);
+  });
+
+  it("fails without describing the values when the store is away, whatever the values hold", async () => {
+    const warn = vi.spyOn(getLogger(), "warn").mockImplementation(() => {});
+    for (const code of ["store.connection", "store.unavailable"]) {
+      const away = new KeelError("the store did not answer", { code, retryable: true });
+      const write = vi.fn(async () => {
+        throw away;
+      });
+      const values = { n: 10n };
+      await expect(storeAsJson({ runId: "r", what: "checkpoint", values, write })).rejects.toBe(away);
+      expect(write).toHaveBeenCalledTimes(1);
+    }
+    expect(warn).not.toHaveBeenCalled();
   });
 });

@@ -1,5 +1,8 @@
+import { ERROR_CODES } from "../errors/error-codes.js";
+import { KeelError } from "../errors/keel-error.js";
 import { getLogger } from "../logging/logger.js";
 import { toJsonSafe } from "../tools/to-json-value.js";
+import { isStoreOutage } from "./store-outage.js";
 
 /**
  * One store write of values meant to be JSON. Tool results are checked where they enter, but an event a hook or
@@ -20,6 +23,9 @@ export async function storeAsJson<T>(options: {
   try {
     await write(values);
   } catch (error) {
+    // A store that is away is no reason to describe the values: the warning would blame them wrongly.
+    if (isStoreOutage(error) || (KeelError.isInstance(error) && error.code === ERROR_CODES.STORE_UNAVAILABLE))
+      throw error;
     const safe = toJsonSafe(values) as T;
     if (safe === values) throw error;
     getLogger().warn(

@@ -42,6 +42,8 @@ export interface ClusterOptions {
   pgUrl?: string;
   /** The tick tool is not idempotent: a started call caught by a crash is reported, not run again. */
   nonIdempotent?: boolean;
+  /** How long the agent's durable runs wait for a store that went away (`durable.store_outage_ms`). */
+  storeOutageMs?: number;
 }
 
 export function queueCluster(options: ClusterOptions): QueueCluster {
@@ -93,6 +95,9 @@ export const tick = defineTool({
         name: "Ticker",
         llm: { provider: "mock", model: "mock-scripted", script },
         tools: [{ id: "tick", impl: "./tools.mjs#tick" }],
+        ...(options.storeOutageMs === undefined
+          ? {}
+          : { durable: { store_outage_ms: options.storeOutageMs } }),
       },
     ],
   };
