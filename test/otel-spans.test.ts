@@ -200,6 +200,32 @@ describe("otel_bridge spans", () => {
     expect(one(after, "chat gpt-test").parentSpanId).toBe(segment.spanId);
   });
 
+  it("makes a new run a child of its request's trace context, and its resume a child of the run's own span", async () => {
+    const { runtime, tracing } = await tracedRuntime([
+      { toolCalls: [{ id: "p1", name: "pay", arguments: { amount: 10 } }] },
+      { text: "Paid." },
+    ]);
+    open.push(runtime);
+    const traceId = "0af7651916cd43dd8448eb211c80319c";
+    const callerSpanId = "b7ad6b7169203331";
+    const suspended = await runtime.runDetailed({
+      agentId: "helper",
+      inputText: "pay 10",
+      traceContext: { traceparent: `00-${traceId}-${callerSpanId}-01`, tracestate: "vendor=blue" },
+    });
+    expect(suspended.stopReason).toBe("suspended");
+    const first = one(tracing.spans(), "invoke_agent helper");
+    expect(first).toMatchObject({ traceId, parentSpanId: callerSpanId });
+    tracing.reset();
+
+    await runtime.decide({ runId: suspended.runId, decisions: [{ toolCallId: "p1", action: "approve" }] });
+    // The checkpoint kept the run's own span, not the caller's: the resumed segment hangs beneath the first.
+    expect(one(tracing.spans(), "invoke_agent helper")).toMatchObject({
+      traceId,
+      parentSpanId: first.spanId,
+    });
+  });
+
   it("records a failed tool call and a failed model call as errors with error.type", async () => {
     // The script has one answering turn: the second model call finds it exhausted and fails.
     const { runtime, tracing } = await tracedRuntime([

@@ -128,6 +128,12 @@ export function agentIdOf(agent: string | { readonly id: string }): string {
 }
 
 /** `T` is the type of the run's final output (from `outputType`, or the agent's `output_type`); `TDeps` of `deps`. */
+/** A run's W3C trace context (`traceparent`, and `tracestate` when there is one), as a checkpoint stores it. */
+export interface RunTraceContext {
+  traceparent: string;
+  tracestate?: string;
+}
+
 export interface RunRequest<T = unknown, TDeps = unknown> {
   /** The agent's id, or its definition (`defineAgent`), which then types the run's output. */
   agentId: string | AgentRef<T, TDeps>;
@@ -159,6 +165,11 @@ export interface RunRequest<T = unknown, TDeps = unknown> {
   clientKwargs?: Record<string, unknown>;
   /** Aborting it cancels the run. */
   signal?: AbortSignal;
+  /**
+   * The trace a new run joins, from whoever started it (a host in another process): a tracing event bus makes
+   * the run's span a child of the span this names. A resumed run ignores it and continues its own trace.
+   */
+  traceContext?: RunTraceContext;
 }
 
 export interface RunResult<T = unknown> {

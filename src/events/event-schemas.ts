@@ -56,7 +56,7 @@ const EVENTS = defineEvents({
   "run.started": [
     { resumed: bool },
     { traceContext: typed<RunTraceContext>("RunTraceContext") },
-    "A run entered its step loop, first at start and again after each resume (`resumed: true`, with the `traceContext` its checkpoint kept when a tracing bus followed it).",
+    "A run entered its step loop, first at start and again after each resume (`resumed: true`, with the `traceContext` its checkpoint kept when a tracing bus followed it); a new run's `traceContext` is its caller's (`RunRequest.traceContext`), the parent of its span.",
   ],
   "run.finished": [
     { result: typed<RunResult>("RunResult") },

@@ -4,6 +4,7 @@ import type { RunResult } from "../contracts/run-types.js";
 import type { EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
 import type { ErrorDetails } from "../errors/keel-error.js";
 import { getLogger } from "../logging/logger.js";
+import { traceContextOfSpan } from "./active-trace-context.js";
 import { ForwardingEventBus } from "./forwarding-event-bus.js";
 import {
   contentText,
@@ -47,8 +48,9 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
  * (one per segment when a run suspends and resumes), and beneath it `chat {model}` per model call and
  * `execute_tool {tool}` per tool call. Suspensions, decisions and resumes are span events; failures set the
  * span's status to ERROR with `error.type`. Content (answers, tool arguments and results) is recorded only with
- * `captureContent`. The run's trace context is kept in its checkpoints, so a run resumed in another process
- * continues the same trace. Tracing errors are logged and never reach the run.
+ * `captureContent`. A new run whose `run.started` names a trace context (its request's, e.g. a host's
+ * traceparent) is a child of that span. The run's trace context is kept in its checkpoints, so a run resumed in
+ * another process continues the same trace. Tracing errors are logged and never reach the run.
  */
 export class OtelBridgeEventBus extends ForwardingEventBus {
   private readonly api: typeof OtelApi;
@@ -155,9 +157,11 @@ export class OtelBridgeEventBus extends ForwardingEventBus {
   private startRun(event: RuntimeEvent): void {
     const { api } = this;
     const payload = event.payload;
-    const stored = payload.resumed === true ? parseTraceContext(api, payload.traceContext) : undefined;
-    // A first segment joins whatever trace the caller is in; a resumed one continues the run's own trace.
-    const parent = stored?.context ?? api.context.active();
+    const named = parseTraceContext(api, payload.traceContext);
+    const stored = payload.resumed === true ? named : undefined;
+    // A first segment joins the trace its caller named (a host in another process) or else the one active here;
+    // a resumed one continues the run's own trace.
+    const parent = named?.context ?? api.context.active();
     const attributes: SpanAttributes = {
       [GEN_AI.OPERATION_NAME]: "invoke_agent",
       [GEN_AI.AGENT_ID]: event.agentId,
@@ -309,15 +313,6 @@ export class OtelBridgeEventBus extends ForwardingEventBus {
     span.addEvent("exception", { "exception.type": type, "exception.message": message });
     span.setStatus({ code: this.api.SpanStatusCode.ERROR, message });
   }
-}
-
-/** The W3C form of a span's context. */
-function traceContextOfSpan(context: OtelApi.SpanContext): RunTraceContext {
-  const flags = (context.traceFlags & 0xff).toString(16).padStart(2, "0");
-  const carried: RunTraceContext = { traceparent: `00-${context.traceId}-${context.spanId}-${flags}` };
-  const state = context.traceState?.serialize();
-  if (state) carried.tracestate = state;
-  return carried;
 }
 
 /** A stored trace context as a remote parent, or undefined when there is none or it is malformed. */

@@ -1,10 +1,7 @@
+import type { RunTraceContext } from "../contracts/run-types.js";
 import type { EventBus } from "../contracts/runtime-event.js";
 
-/** A run's W3C trace context (`traceparent`, and `tracestate` when there is one), as a checkpoint stores it. */
-export interface RunTraceContext {
-  traceparent: string;
-  tracestate?: string;
-}
+export type { RunTraceContext };
 
 /**
  * An optional ability of an event bus that turns runs into traces (the `otel_bridge` bus): it names the trace

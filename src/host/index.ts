@@ -27,7 +27,12 @@ export type {
   TranscriptStore,
 } from "./host/host-stores.js";
 export { createInMemoryHostStores, InMemoryAuditLog } from "./host/in-memory-host-stores.js";
-export { type AttachedRuntime, KeelHost, type KeelHostOptions } from "./host/keel-host.js";
+export {
+  type AttachedRuntime,
+  type HostRunOptions,
+  KeelHost,
+  type KeelHostOptions,
+} from "./host/keel-host.js";
 export { createPostgresHostStores } from "./host/postgres-host-stores.js";
 export type { HostTool } from "./host/run-api-proxy.js";
 export { DEFAULT_RUN_TIMEOUT_SECONDS } from "./host/run-context-builder.js";

@@ -50,11 +50,11 @@ export function executeRunLoop(input: RunLoopInput): Promise<RunLoopOutcome> {
   const traceContext = input.resume?.state.traceContext;
   const writer = new CheckpointWriter(input.sessionManager, log, input.stored ?? NOTHING_STORED);
   writer.traceContext = traceContext;
-  // A resumed run names the trace its checkpoint kept, so a tracing bus in any process continues it.
-  log.emit(
-    "run.started",
-    traceContext === undefined ? { resumed: input.resume !== undefined } : { resumed: true, traceContext },
-  );
+  // A resumed run names the trace its checkpoint kept, so a tracing bus in any process continues it; a new run
+  // names the trace its caller is in, if the request brought one, so its span is the caller's child.
+  const resumed = input.resume !== undefined;
+  const named = resumed ? traceContext : request.traceContext;
+  log.emit("run.started", named === undefined ? { resumed } : { resumed, traceContext: named });
   const policy = input.policy ?? agent.policy;
   // Once per run, and only for an agent with tools: a policy over no tools decides nothing.
   if (policy !== undefined && agent.toolSpecs.length > 0)

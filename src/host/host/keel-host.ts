@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { WebSocket } from "ws";
 import type { LanguageModel } from "../../contracts/language-model.js";
+import type { RunTraceContext } from "../../contracts/run-types.js";
+import { activeTraceContext } from "../../events/active-trace-context.js";
 import { getLogger } from "../../logging/logger.js";
 import { RUNNER_ACTIONS } from "../runner/keel-runner.js";
 import { ActionChannel, type ChannelProblem } from "../transport/action-channel.js";
@@ -45,6 +47,16 @@ export interface KeelHostOptions {
   cancelGraceMs?: number;
   /** Where warnings go (a left-out runner, a dropped result); Keel's logger by default. */
   onWarning?: (message: string) => void;
+}
+
+/** What one `host.run` may say besides its event and binding. */
+export interface HostRunOptions {
+  /**
+   * The trace the run joins (W3C `traceparent`, `tracestate`), sent to the runner in the run context's
+   * `runtime.metadata`. By default the span active where the run is iterated, when `@opentelemetry/api` is
+   * installed; none otherwise.
+   */
+  traceContext?: RunTraceContext;
 }
 
 /** A plugin runtime the host is attached to. */
@@ -182,6 +194,7 @@ export class KeelHost {
   async *run(
     eventInput: AgentEventEnvelopeInput,
     bindingInput: AgentBindingInput,
+    options: HostRunOptions = {},
   ): AsyncIterable<AgentRunResult> {
     const event = AgentEventEnvelopeSchema.parse(eventInput);
     const binding = AgentBindingSchema.parse(bindingInput);
@@ -218,6 +231,7 @@ export class KeelHost {
       stores: this.stores,
       deadlineAt,
       hostVersion: "keel",
+      traceContext: options.traceContext ?? (await activeTraceContext()),
     });
     this.sessions.set(runId, {
       runId,

@@ -1,5 +1,11 @@
+import type { RunTraceContext } from "../../contracts/run-types.js";
 import type { AgentRunnerManifest } from "../wire/manifest.js";
-import type { AgentRunContextInput, AgentRunState, StateScope } from "../wire/run-context.js";
+import {
+  type AgentRunContextInput,
+  type AgentRunState,
+  type StateScope,
+  traceMetadataOf,
+} from "../wire/run-context.js";
 import type { AgentBinding, AgentEventEnvelope } from "./agent-binding.js";
 import type { HostStores } from "./host-stores.js";
 import type { HostResourceIndex, RunGrant } from "./run-session.js";
@@ -30,6 +36,8 @@ export async function buildRunContext(options: {
   stores: HostStores;
   deadlineAt: number | null;
   hostVersion: string;
+  /** The trace the run joins, sent in `runtime.metadata`. */
+  traceContext?: RunTraceContext | undefined;
 }): Promise<AgentRunContextInput> {
   const { runId, event, binding, manifest, grant, resources, stores } = options;
   const conversationId = event.conversation_id ?? null;
@@ -128,6 +136,7 @@ export async function buildRunContext(options: {
         bot_id: event.bot_id ?? null,
         workspace_id: event.workspace_id ?? null,
         host_version: options.hostVersion,
+        ...traceMetadataOf(options.traceContext),
       },
     },
     config: binding.runner_config,

@@ -15,7 +15,7 @@ import {
   formatRunnerId,
   type ListedRunner,
 } from "../wire/manifest.js";
-import { type AgentRunContext, AgentRunContextSchema } from "../wire/run-context.js";
+import { type AgentRunContext, AgentRunContextSchema, traceContextOfRun } from "../wire/run-context.js";
 import {
   describeIssues,
   MessageChunkSchema,
@@ -203,12 +203,15 @@ export class KeelRunner {
       const decisions = await this.decisionsFor(waiting, context);
       if (decisions) chunks = this.runtime.stream({ runId: waiting, decisions, signal });
     }
+    const traceContext = traceContextOfRun(context);
     chunks ??= this.runtime.stream({
       agentId: agent.id,
       inputText: inputTextOf(context),
       sessionId: sessionIdOf(agent.id, context),
       metadata: { host_run_id: context.run_id, host_event_id: context.event.event_id },
       signal,
+      // The host's span, so a tracing event bus makes this run's span its child across the process boundary.
+      ...(traceContext ? { traceContext } : {}),
     });
     const mapper = new KeelResultMapper({ streaming, ...(resumedRunId ? { resumedRunId } : {}) });
     for await (const chunk of chunks) for (const body of mapper.map(chunk)) queue.push(body);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { RunTraceContext } from "../../contracts/run-types.js";
 
 /**
  * The one context a runner receives per run: the current event and nothing of the history before it, the
@@ -229,3 +230,21 @@ export const AgentRunContextSchema = z.looseObject({
 export type AgentRunContext = z.infer<typeof AgentRunContextSchema>;
 /** A context as a host writes it: fields with defaults may be left out. */
 export type AgentRunContextInput = z.input<typeof AgentRunContextSchema>;
+
+/**
+ * The host's trace context, as the run context carries it: W3C `traceparent` and `tracestate` in
+ * `runtime.metadata`, the object LangBot's model keeps for host and runtime observability, so a LangBot runner
+ * reads the context unchanged and a Keel runner's run joins the host's trace.
+ */
+export function traceMetadataOf(traceContext: RunTraceContext | undefined): Record<string, string> {
+  if (traceContext === undefined) return {};
+  const { traceparent, tracestate } = traceContext;
+  return tracestate ? { traceparent, tracestate } : { traceparent };
+}
+
+/** The trace context a run context carries in `runtime.metadata`, or undefined when it carries none. */
+export function traceContextOfRun(context: AgentRunContext): RunTraceContext | undefined {
+  const { traceparent, tracestate } = context.runtime.metadata;
+  if (typeof traceparent !== "string" || traceparent === "") return undefined;
+  return typeof tracestate === "string" && tracestate !== "" ? { traceparent, tracestate } : { traceparent };
+}
