@@ -1,5 +1,5 @@
 import type * as OtelApi from "@opentelemetry/api";
-import { PluginLoadError } from "../errors/error-classes.js";
+import { importOptionalPackage } from "../errors/import-optional-package.js";
 
 import { OTEL_API_PACKAGE } from "./otel-api-package.js";
 
@@ -8,19 +8,11 @@ import { OTEL_API_PACKAGE } from "./otel-api-package.js";
 
 /** Import the OpenTelemetry API; a missing package is a `PluginLoadError` naming it. */
 export async function importOtelApi(specifier: string = OTEL_API_PACKAGE): Promise<typeof OtelApi> {
-  // A variable specifier keeps TypeScript and bundlers from requiring the optional package at build time.
-  let module: typeof OtelApi & { default?: typeof OtelApi };
-  try {
-    module = await import(specifier);
-  } catch (error) {
-    throw new PluginLoadError(
-      `event bus "otel_bridge" needs the npm package ${OTEL_API_PACKAGE}, which could not be imported`,
-      {
-        hint: `npm install ${OTEL_API_PACKAGE} (and an OpenTelemetry SDK to export the spans)`,
-        cause: error,
-      },
-    );
-  }
+  const module = await importOptionalPackage<typeof OtelApi & { default?: typeof OtelApi }>(specifier, {
+    neededBy: 'event bus "otel_bridge"',
+    packageName: OTEL_API_PACKAGE,
+    hint: `npm install ${OTEL_API_PACKAGE} (and an OpenTelemetry SDK to export the spans)`,
+  });
   // The API is CommonJS: Node exposes its named exports on the namespace, older loaders only on `default`.
   return module.trace === undefined && module.default !== undefined ? module.default : module;
 }

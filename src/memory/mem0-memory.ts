@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { RunContext } from "../contracts/tool.js";
 import { PluginConfigError, PluginLoadError } from "../errors/error-classes.js";
+import { importOptionalPackage } from "../errors/import-optional-package.js";
 import type { Memory } from "./memory.js";
 
 /** The config of the `mem0` memory. */
@@ -122,20 +123,8 @@ export class Mem0Memory implements Memory {
 
 type Mem0ClientClass = new (options: { apiKey: string }) => Mem0Client;
 
-async function importMem0(): Promise<unknown> {
-  // A variable specifier keeps TypeScript (and bundlers) from requiring the optional package at build time.
-  const specifier: string = MEM0_PACKAGE;
-  try {
-    return await import(specifier);
-  } catch (error) {
-    throw new PluginLoadError(
-      `memory "mem0" needs the npm package ${MEM0_PACKAGE}, which could not be imported`,
-      {
-        hint: `npm install ${MEM0_PACKAGE}`,
-        cause: error,
-      },
-    );
-  }
+function importMem0(): Promise<unknown> {
+  return importOptionalPackage(MEM0_PACKAGE, { neededBy: 'memory "mem0"' });
 }
 
 function findClientClass(module: unknown): Mem0ClientClass | undefined {

@@ -1,4 +1,4 @@
-import { PluginLoadError } from "../errors/error-classes.js";
+import { importOptionalPackage } from "../errors/import-optional-package.js";
 
 /** The parts of `bullmq` the queue uses, typed structurally so Keel builds without the package. */
 export interface BullmqModule {
@@ -80,15 +80,10 @@ export async function importBullmq(
 }
 
 async function importOptional<T>(specifier: string): Promise<T> {
-  // A variable specifier keeps TypeScript and bundlers from requiring the optional package at build time.
-  let module: { default?: T } & Partial<T>;
-  try {
-    module = await import(specifier);
-  } catch (error) {
-    throw new PluginLoadError(
-      `run queue "bullmq" needs the npm package ${specifier}, which could not be imported`,
-      { hint: `npm install bullmq ioredis`, cause: error, context: { package: specifier } },
-    );
-  }
+  const module = await importOptionalPackage<{ default?: T } & Partial<T>>(specifier, {
+    neededBy: 'run queue "bullmq"',
+    hint: "npm install bullmq ioredis",
+    context: { package: specifier },
+  });
   return ("Queue" in module || "Redis" in module ? module : (module.default ?? module)) as T;
 }

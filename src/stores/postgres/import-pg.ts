@@ -1,5 +1,5 @@
 import type { Pool } from "pg";
-import { PluginLoadError } from "../../errors/error-classes.js";
+import { importOptionalPackage } from "../../errors/import-optional-package.js";
 
 /** The part of the `pg` module the store uses. */
 export interface PgModule {
@@ -11,16 +11,9 @@ export interface PgModule {
  * `PluginLoadError` that says how to install it.
  */
 export async function importPg(specifier = "pg"): Promise<PgModule> {
-  // A variable specifier keeps TypeScript and bundlers from requiring the optional package at build time.
-  let module: { default?: PgModule } & Partial<PgModule>;
-  try {
-    module = await import(specifier);
-  } catch (error) {
-    throw new PluginLoadError(
-      `session store "postgres" needs the npm package ${specifier}, which could not be imported`,
-      { hint: `npm install ${specifier}`, cause: error },
-    );
-  }
+  const module = await importOptionalPackage<{ default?: PgModule } & Partial<PgModule>>(specifier, {
+    neededBy: 'session store "postgres"',
+  });
   // pg is CommonJS: its classes sit on `default`, and on the namespace only where Node could detect them.
   return (module.default ?? module) as PgModule;
 }
