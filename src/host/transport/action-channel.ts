@@ -12,6 +12,7 @@ import {
   ChannelClosedError,
   MessageTooLargeError,
 } from "./channel-errors.js";
+import { type HeartbeatOptions, startHeartbeat } from "./channel-heartbeat.js";
 import { type MessageTransport, TransportLimitError, type TransportProblemKind } from "./transport.js";
 
 /** What a handler learns about the request it serves. */
@@ -53,6 +54,11 @@ export interface ActionChannelOptions {
   onProblem?: (problem: ChannelProblem) => void;
   /** Once, when the channel closes; `error` when it was lost rather than closed. */
   onClose?: (error?: Error) => void;
+  /**
+   * Ping the other end (`__ping`) every `intervalMs` and declare the channel lost after `missLimit` pongs missed
+   * in a row (3). Off unless given: the host turns it on for the runtimes it attaches over a real transport.
+   */
+  heartbeat?: HeartbeatOptions;
 }
 
 export interface CallOptions {
@@ -91,6 +97,7 @@ export class ActionChannel {
   private isClosed = false;
   private readonly closedPromise: Promise<Error | undefined>;
   private resolveClosed!: (error: Error | undefined) => void;
+  private stopHeartbeat: (() => void) | undefined;
 
   constructor(private readonly options: ActionChannelOptions) {
     this.transport = options.transport;
@@ -106,6 +113,14 @@ export class ActionChannel {
       problem: (problem) => this.options.onProblem?.(problem),
       close: (error) => this.onTransportClose(error),
     });
+    if (options.heartbeat) this.startHeartbeat(options.heartbeat);
+  }
+
+  /** Starts pinging the other end (replacing an earlier heartbeat); see {@link ActionChannelOptions.heartbeat}. */
+  startHeartbeat(options: HeartbeatOptions): void {
+    if (this.isClosed) return;
+    this.stopHeartbeat?.();
+    this.stopHeartbeat = startHeartbeat(this, options);
   }
 
   /** Serves `action` with `handler`, replacing any earlier one. */
@@ -250,6 +265,45 @@ export class ActionChannel {
     };
   }
 
+  /**
+   * One `__ping`: true when the other end answered within `timeoutMs` — with anything, since an error is an
+   * answer too — or when the channel closed meanwhile (the heartbeat then stops on its own). A pong that comes
+   * after the timeout is dropped quietly, not reported as an answer to no call.
+   */
+  ping(timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      let seqId = -1;
+      const settle = (answered: boolean) => {
+        clearTimeout(timer);
+        this.pending.delete(seqId);
+        resolve(answered);
+      };
+      const timer = setTimeout(() => {
+        this.abandon(seqId);
+        settle(false);
+      }, timeoutMs);
+      try {
+        seqId = this.request(
+          "__ping",
+          {},
+          { action: "__ping", settle: () => settle(true), fail: () => settle(true) },
+        );
+      } catch {
+        settle(true);
+      }
+    });
+  }
+
+  /**
+   * Declares the channel lost with `error` — a peer that stopped answering though the wire is open: every call in
+   * flight fails at once and every handler is aborted, as when the wire breaks; then the transport is closed.
+   */
+  async lose(error: Error): Promise<void> {
+    if (this.isClosed) return;
+    this.onTransportClose(error);
+    await this.transport.close().catch(() => {});
+  }
+
   /** Closes the channel: calls in flight fail, handlers are aborted. */
   async close(): Promise<void> {
     if (this.isClosed) return;
@@ -384,6 +438,7 @@ export class ActionChannel {
     if (this.isClosed) return;
     this.isClosed = true;
     this.closeError = error;
+    this.stopHeartbeat?.();
     const lost = new ChannelClosedError(
       error ? `the channel was lost: ${error.message}` : "the channel was closed",
       error,
