@@ -5,6 +5,7 @@ import { registerPostgresStore } from "../stores/postgres/register-postgres-stor
 import { registerSqliteStore } from "../stores/sqlite/register-sqlite-store.js";
 import { agentToolPlugin } from "../tools/agent-as-tool.js";
 import { filesystemToolPlugins, filesystemToolsetPlugin } from "../toolsets/filesystem/filesystem-toolset.js";
+import { hostKnowledgeToolPlugin } from "../toolsets/host/host-knowledge-tool.js";
 import { hostToolPlugin } from "../toolsets/host/host-tool.js";
 import { memoryToolsetPlugin, memoryToolsToolsetPlugin } from "../toolsets/memory/memory-toolset.js";
 import { httpRequestToolPlugin } from "../toolsets/network/http-request-tool.js";
@@ -49,6 +50,7 @@ export function registerBuiltins(): void {
   registerBuiltin(mcpToolPlugin);
   registerBuiltin(httpRequestToolPlugin);
   registerBuiltin(hostToolPlugin);
+  registerBuiltin(hostKnowledgeToolPlugin);
   registerBuiltin(shellExecToolPlugin);
   registerBuiltin(executeCommandToolPlugin);
   registerBuiltin(setEnvToolPlugin);

@@ -33,7 +33,21 @@ export {
   KeelHost,
   type KeelHostOptions,
 } from "./host/keel-host.js";
+export {
+  InMemoryKnowledgeBase,
+  type KnowledgeBase,
+  type KnowledgeDocument,
+  lexicalReranker,
+  MAX_RERANK_DOCUMENTS,
+  type RerankModel,
+  type RerankResult,
+  type RetrievalEntry,
+  type RetrieveOptions,
+  tokenize,
+} from "./host/knowledge-base.js";
 export { createPostgresHostStores } from "./host/postgres-host-stores.js";
+export { createPostgresKnowledgeBase, type PostgresKnowledgeBase } from "./host/postgres-knowledge-base.js";
+export { type HostFile, MAX_HOST_FILE_BYTES } from "./host/resource-answers.js";
 export type { HostTool } from "./host/run-api-proxy.js";
 export { DEFAULT_RUN_TIMEOUT_SECONDS } from "./host/run-context-builder.js";
 export type { RunGrant } from "./host/run-session.js";
@@ -69,6 +83,22 @@ export {
   ChannelClosedError,
   MessageTooLargeError,
 } from "./transport/channel-errors.js";
+export {
+  DEFAULT_HEARTBEAT,
+  HeartbeatLostError,
+  type HeartbeatOptions,
+} from "./transport/channel-heartbeat.js";
+export {
+  DEFAULT_MAX_FILE_BYTES,
+  FILE_CHUNK_ACTION,
+  FILE_CHUNK_BYTES,
+  FILE_TRANSFER_ERROR_CODES,
+  FileReceiver,
+  type FileReceiverOptions,
+  FileTransferError,
+  receiveFiles,
+  sendFile,
+} from "./transport/file-transfer.js";
 export { createInMemoryTransportPair } from "./transport/in-memory-transport.js";
 export { createStdioTransport, type StdioTransportOptions } from "./transport/stdio-transport.js";
 export {

@@ -17,6 +17,8 @@ export const ResourcePolicySchema = z.object({
   allowed_model_uuids: z.array(z.string()).nullish(),
   allowed_tool_names: z.array(z.string()).nullish(),
   allowed_kb_uuids: z.array(z.string()).nullish(),
+  /** Files (config or knowledge files) a runner may read, besides those its config's file fields name. */
+  allowed_file_ids: z.array(z.string()).nullish(),
   allow_plugin_storage: z.boolean().default(true),
   allow_workspace_storage: z.boolean().default(false),
   /** Platform actions this binding lets a runner request; each still needs the host's approval. */

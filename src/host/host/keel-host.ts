@@ -9,6 +9,8 @@ import { getLogger } from "../../logging/logger.js";
 import { RUNNER_ACTIONS } from "../runner/keel-runner.js";
 import { ActionChannel, type ChannelProblem } from "../transport/action-channel.js";
 import { ActionCallTimeoutError, ChannelClosedError } from "../transport/channel-errors.js";
+import { DEFAULT_HEARTBEAT, type HeartbeatOptions } from "../transport/channel-heartbeat.js";
+import { receiveFiles } from "../transport/file-transfer.js";
 import { createStdioTransport } from "../transport/stdio-transport.js";
 import type { MessageTransport } from "../transport/transport.js";
 import { createWebSocketTransport, webSocketMaxPayload } from "../transport/websocket-transport.js";
@@ -22,6 +24,8 @@ import {
 } from "./agent-binding.js";
 import type { HostStores } from "./host-stores.js";
 import { createInMemoryHostStores } from "./in-memory-host-stores.js";
+import type { KnowledgeBase, RerankModel } from "./knowledge-base.js";
+import type { HostFile } from "./resource-answers.js";
 import { ResultApplier } from "./result-applier.js";
 import { type HostTool, RunApiProxy } from "./run-api-proxy.js";
 import { buildRunContext, deadlineOf } from "./run-context-builder.js";
@@ -40,6 +44,18 @@ export interface KeelHostOptions {
   models?: Record<string, LanguageModel>;
   /** The tools runners may be granted, by name. */
   tools?: Record<string, HostTool>;
+  /** The knowledge bases runners may be granted, each under its own id. */
+  knowledgeBases?: readonly KnowledgeBase[];
+  /** The rerank models runners may be granted, by id; they are models, granted like the others. */
+  rerankModels?: Record<string, RerankModel>;
+  /** Files runners may be granted and read (`get_file`), by id. */
+  files?: Record<string, HostFile>;
+  /**
+   * The heartbeat with each runtime: a `__ping` every `intervalMs`, the runtime lost after `missLimit` missed.
+   * Every 20 s with 3 missed by default for `attachProcess` and `attachWebSocket`; `attach` only when given here
+   * or in its own options; `false` turns it off.
+   */
+  heartbeat?: HeartbeatOptions | false;
   /** The third layer of the grant: what the event's actor, bot and workspace may use. */
   authorize?: (grant: RunGrant, event: ReturnType<typeof AgentEventEnvelopeSchema.parse>) => RunGrant;
   approvePlatformAction?: (request: { runId: string; action: string; payload: unknown }) => Promise<boolean>;
@@ -97,8 +113,17 @@ export class KeelHost {
     this.stores = options.stores ?? createInMemoryHostStores();
     const models = new Map(Object.entries(options.models ?? {}));
     const tools = new Map(Object.entries(options.tools ?? {}));
+    const rerankModels = new Map(Object.entries(options.rerankModels ?? {}));
+    const knowledgeBases = new Map((options.knowledgeBases ?? []).map((base) => [base.id, base]));
+    const files = new Map(Object.entries(options.files ?? {}));
     this.resources = {
-      models: new Map([...models].map(([id, model]) => [id, { provider: model.provider }])),
+      models: new Map<string, { model_type?: string; provider?: string }>([
+        ...[...models].map(([id, model]) => [id, { provider: model.provider }] as const),
+        ...[...rerankModels].map(
+          ([id, model]) =>
+            [id, { model_type: "rerank", ...(model.provider ? { provider: model.provider } : {}) }] as const,
+        ),
+      ]),
       tools: new Map(
         [...tools].map(([name, tool]) => [
           name,
@@ -108,13 +133,31 @@ export class KeelHost {
           },
         ]),
       ),
-      knowledgeBases: new Map(),
+      knowledgeBases: new Map(
+        [...knowledgeBases].map(([id, base]) => [
+          id,
+          { name: base.name, ...(base.type ? { type: base.type } : {}) },
+        ]),
+      ),
+      files: new Map(
+        [...files].map(([id, file]) => [
+          id,
+          {
+            kind: file.kind,
+            ...(file.name ? { name: file.name } : {}),
+            ...(file.mimeType ? { mime_type: file.mimeType } : {}),
+          },
+        ]),
+      ),
     };
     this.proxy = new RunApiProxy({
       sessions: this.sessions,
       stores: this.stores,
       models,
       tools,
+      knowledgeBases,
+      rerankModels,
+      files,
       ...(options.approvePlatformAction ? { approvePlatformAction: options.approvePlatformAction } : {}),
     });
     this.warn = options.onWarning ?? ((message) => getLogger().warn(message));
@@ -123,10 +166,13 @@ export class KeelHost {
   /** Attaches a plugin runtime on a transport and discovers its runners. */
   async attach(
     transport: MessageTransport,
-    options: { onClose?: () => void } = {},
+    options: { onClose?: () => void; heartbeat?: HeartbeatOptions | false } = {},
   ): Promise<AttachedRuntime> {
+    const heartbeat = options.heartbeat ?? this.options.heartbeat;
     const channel = new ActionChannel({ transport, onProblem: (problem) => this.onProblem(problem) });
     this.proxy.attach(channel);
+    // Runners may send the host a file (a stored value too large for one request) before naming it in a call.
+    receiveFiles(channel);
     const runtime: AttachedRuntime = {
       channel,
       runners: [],
@@ -143,6 +189,8 @@ export class KeelHost {
       options.onClose?.();
     });
     await this.refresh(runtime);
+    // From the first answer on: a runtime still starting up has not missed anything yet.
+    if (heartbeat) channel.startHeartbeat(heartbeat);
     return runtime;
   }
 
@@ -160,7 +208,10 @@ export class KeelHost {
     child.stdin.on("error", () => {});
     const transport = createStdioTransport({ input: child.stdout, output: child.stdin });
     try {
-      const runtime = await this.attach(transport, { onClose: () => child.kill() });
+      const runtime = await this.attach(transport, {
+        onClose: () => child.kill(),
+        heartbeat: this.realHeartbeat(),
+      });
       if (child.pid !== undefined) runtime.pid = child.pid;
       return runtime;
     } catch (error) {
@@ -173,7 +224,11 @@ export class KeelHost {
   async attachWebSocket(url: string): Promise<AttachedRuntime> {
     const socket = new WebSocket(url, { maxPayload: webSocketMaxPayload() });
     await once(socket, "open");
-    return this.attach(createWebSocketTransport(socket));
+    return this.attach(createWebSocketTransport(socket), { heartbeat: this.realHeartbeat() });
+  }
+
+  private realHeartbeat(): HeartbeatOptions | false {
+    return this.options.heartbeat ?? DEFAULT_HEARTBEAT;
   }
 
   /** Asks every attached runtime for its runners again. */

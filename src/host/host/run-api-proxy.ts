@@ -8,7 +8,15 @@ import type { PermissionCategory } from "../wire/manifest.js";
 import { StateScopeSchema } from "../wire/run-context.js";
 import { MessageSchema } from "../wire/run-result.js";
 import type { HostStores } from "./host-stores.js";
+import type { KnowledgeBase, RerankModel } from "./knowledge-base.js";
 import { checkStateValue, pageOfTranscript, publicArtifact, publicEvent } from "./proxy-helpers.js";
+import {
+  type HostFile,
+  rerankDocuments,
+  retrieveKnowledge,
+  sendHostFile,
+  takeSentFile,
+} from "./resource-answers.js";
 import type { RunSession } from "./run-session.js";
 
 /** A tool the host runs for runners. */
@@ -27,6 +35,9 @@ export interface RunApiProxyOptions {
   stores: HostStores;
   models: ReadonlyMap<string, LanguageModel>;
   tools: ReadonlyMap<string, HostTool>;
+  knowledgeBases?: ReadonlyMap<string, KnowledgeBase>;
+  rerankModels?: ReadonlyMap<string, RerankModel>;
+  files?: ReadonlyMap<string, HostFile>;
   /** Asked for every platform action a runner requests that manifest and binding allow; refused without it. */
   approvePlatformAction?: (request: { runId: string; action: string; payload: unknown }) => Promise<boolean>;
   /** The largest proxy request accepted, in bytes of JSON; 1 MiB. */
@@ -115,9 +126,7 @@ export class RunApiProxy {
     single(
       PROXY_ACTIONS.INVOKE_RERANK,
       { operation: ["models", "rerank"], resource: grantedModel },
-      async () => {
-        throw new AgentApiError(CODES.INVALID_ARGUMENT, "this host serves no rerank model");
-      },
+      (data, _session, signal) => rerankDocuments(this.options.rerankModels ?? new Map(), data, signal),
     );
     single(
       PROXY_ACTIONS.GET_TOOL_DETAIL,
@@ -155,7 +164,17 @@ export class RunApiProxy {
           granted: session.grant.knowledgeBases.has(String(data.kb_id)),
         }),
       },
-      async () => ({ results: [] }),
+      (data, _session, signal) => retrieveKnowledge(this.options.knowledgeBases ?? new Map(), data, signal),
+    );
+    single(
+      PROXY_ACTIONS.GET_FILE,
+      {
+        resource: (data, session) => ({
+          name: `file:${String(data.file_id ?? "")}`,
+          granted: session.grant.files.has(String(data.file_id)),
+        }),
+      },
+      (data, _session, signal) => sendHostFile(this.options.files ?? new Map(), data, { channel, signal }),
     );
     single(
       PROXY_ACTIONS.HISTORY_PAGE,
@@ -340,7 +359,11 @@ export class RunApiProxy {
         return { value_base64: value ? Buffer.from(value).toString("base64") : null };
       });
       single(set, check, async (data, session) => {
-        const value = Buffer.from(String(data.value_base64 ?? ""), "base64");
+        // A value too large for one request comes as a file sent beforehand, named by its key.
+        const value =
+          typeof data.file_key === "string"
+            ? takeSentFile(channel, data.file_key)
+            : Buffer.from(String(data.value_base64 ?? ""), "base64");
         if (value.length > MAX_STORAGE_BYTES)
           throw new AgentApiError(CODES.PAYLOAD_TOO_LARGE, "a stored value is at most 10 MiB");
         await stores.storage.set(owner(session), String(data.key), value);
@@ -387,7 +410,7 @@ export class RunApiProxy {
     const call: ProxyCall = { action, data, check };
     const session = await this.guard(channel, call);
     try {
-      const model = this.options.models.get(String(data.llm_model_uuid))!;
+      const model = languageModel(this.options.models, data);
       const request = requestOf(data, signal);
       const toolCalls: Record<string, unknown>[] = [];
       let sequence = 0;
@@ -541,10 +564,23 @@ async function collectModel(
 ) {
   let text = "";
   const toolCalls: Record<string, unknown>[] = [];
-  for await (const part of models.get(String(data.llm_model_uuid))!.stream(requestOf(data, signal))) {
+  for await (const part of languageModel(models, data).stream(requestOf(data, signal))) {
     if (part.type === "text-delta") text += part.text;
     else if (part.type === "tool-call") toolCalls.push(wireToolCall(part));
     else if (part.type === "error") throw new AgentApiError(CODES.RUNTIME_ERROR, part.error.message);
   }
   return { text, toolCalls };
+}
+
+function languageModel(
+  models: ReadonlyMap<string, LanguageModel>,
+  data: Record<string, unknown>,
+): LanguageModel {
+  const model = models.get(String(data.llm_model_uuid));
+  if (!model)
+    throw new AgentApiError(
+      CODES.INVALID_ARGUMENT,
+      `model ${String(data.llm_model_uuid)} is not a language model`,
+    );
+  return model;
 }

@@ -95,8 +95,17 @@ export async function buildRunContext(options: {
       knowledge_bases: [...grant.knowledgeBases].map((id) => ({
         kb_id: id,
         kb_name: resources.knowledgeBases.get(id)?.name ?? null,
+        kb_type: resources.knowledgeBases.get(id)?.type ?? null,
       })),
-      files: [],
+      files: [...grant.files].map((id) => {
+        const file = resources.files?.get(id);
+        return {
+          file_id: id,
+          file_name: file?.name ?? null,
+          mime_type: file?.mime_type ?? null,
+          source: file?.kind ?? null,
+        };
+      }),
       storage: { plugin_storage: grant.pluginStorage, workspace_storage: grant.workspaceStorage },
       platform_capabilities: {},
     },

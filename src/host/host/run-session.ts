@@ -7,7 +7,9 @@ import type { AgentBinding, AgentEventEnvelope } from "./agent-binding.js";
 export interface HostResourceIndex {
   models: ReadonlyMap<string, { model_type?: string; provider?: string }>;
   tools: ReadonlyMap<string, { description?: string; parameters?: Record<string, unknown> }>;
-  knowledgeBases: ReadonlyMap<string, { name?: string }>;
+  knowledgeBases: ReadonlyMap<string, { name?: string; type?: string }>;
+  /** Files runners may read, with the `files` permission (`config` or `knowledge`) each needs. */
+  files?: ReadonlyMap<string, { name?: string; mime_type?: string; kind: "config" | "knowledge" }>;
 }
 
 /**
@@ -19,6 +21,7 @@ export interface RunGrant {
   models: Set<string>;
   tools: Set<string>;
   knowledgeBases: Set<string>;
+  files: Set<string>;
   pluginStorage: boolean;
   workspaceStorage: boolean;
   /** Conversations whose history and events the run may read: its own, and any the binding adds. */
@@ -48,6 +51,7 @@ export interface RunSession {
 /** Config fields whose values name models or knowledge bases the binding selects for the runner. */
 const MODEL_SELECTORS = new Set(["llm-model-selector", "model-fallback-selector", "rerank-model-selector"]);
 const KB_SELECTORS = new Set(["knowledge-base-multi-selector", "knowledge-base-selector"]);
+const FILE_SELECTORS = new Set(["file", "array[file]"]);
 
 export function computeRunGrant(options: {
   manifest: AgentRunnerManifest;
@@ -87,6 +91,15 @@ export function computeRunGrant(options: {
       permissions.knowledge_bases.length > 0
         ? existing([...selected(KB_SELECTORS), ...(policy.allowed_kb_uuids ?? [])], resources.knowledgeBases)
         : new Set(),
+    // A file needs the permission of its kind: a config file `config`, a knowledge base's file `knowledge`.
+    files: new Set(
+      [
+        ...existing(
+          [...selected(FILE_SELECTORS), ...(policy.allowed_file_ids ?? [])],
+          resources.files ?? new Map(),
+        ),
+      ].filter((id) => (permissions.files as string[]).includes(resources.files!.get(id)!.kind)),
+    ),
     pluginStorage: permissions.storage.includes("plugin") && policy.allow_plugin_storage,
     workspaceStorage: permissions.storage.includes("workspace") && policy.allow_workspace_storage,
     conversations: new Set(

@@ -1,5 +1,12 @@
+import { createHash } from "node:crypto";
 import type { ActionChannel } from "../transport/action-channel.js";
 import { ActionCallError } from "../transport/channel-errors.js";
+import {
+  FILE_TRANSFER_ERROR_CODES,
+  FileTransferError,
+  receiveFiles,
+  sendFile,
+} from "../transport/file-transfer.js";
 import { AGENT_API_ERROR_CODES, AgentApiError } from "../wire/api-error.js";
 import type { StateScope } from "../wire/run-context.js";
 import type { JsonValue } from "../wire/run-result.js";
@@ -11,6 +18,7 @@ export const PROXY_ACTIONS = {
   INVOKE_RERANK: "invoke_rerank",
   GET_TOOL_DETAIL: "get_tool_detail",
   CALL_TOOL: "call_tool",
+  GET_FILE: "get_file",
   RETRIEVE_KNOWLEDGE: "retrieve_knowledge_base",
   HISTORY_PAGE: "history_page",
   HISTORY_SEARCH: "history_search",
@@ -37,6 +45,9 @@ export const PROXY_ACTIONS = {
 const TIMEOUTS_MS = { llm: 120_000, tool: 180_000, lookup: 30_000, small: 15_000, read: 60_000 } as const;
 
 export type StorageArea = "plugin" | "workspace";
+
+/** Above this many bytes a stored value is sent as a file first, so the request stays under the host's bound. */
+const INLINE_VALUE_BYTES = 512 * 1024;
 
 /**
  * The API a runner uses inside one host run, every call carrying the run's id: `api.models.invoke`,
@@ -191,10 +202,12 @@ export class HostRunApi {
         { key },
         TIMEOUTS_MS.small,
       ),
-    set: (area: StorageArea, key: string, value: Uint8Array) =>
+    set: async (area: StorageArea, key: string, value: Uint8Array) =>
       this.call(
         area === "plugin" ? PROXY_ACTIONS.STORAGE_SET : PROXY_ACTIONS.WORKSPACE_STORAGE_SET,
-        { key, value_base64: Buffer.from(value).toString("base64") },
+        value.length > INLINE_VALUE_BYTES
+          ? { key, file_key: await this.sendFile(value) }
+          : { key, value_base64: Buffer.from(value).toString("base64") },
         TIMEOUTS_MS.small,
       ),
     delete: (area: StorageArea, key: string) =>
@@ -211,6 +224,37 @@ export class HostRunApi {
       ),
   };
 
+  readonly files = {
+    /**
+     * Reads a file the host granted the run (`ctx.resources.files`): the host sends it in `__file_chunk` pieces,
+     * then names it; the bytes are checked against the digest the host gives.
+     */
+    get: async (fileId: string, signal?: AbortSignal) => {
+      const receiver = receiveFiles(this.channel);
+      const answer = await this.call(
+        PROXY_ACTIONS.GET_FILE,
+        { file_id: fileId },
+        { operationMs: TIMEOUTS_MS.read, signal },
+      );
+      const fileKey = String(answer.file_key);
+      const bytes = receiver.take(fileKey);
+      if (
+        typeof answer.sha256 === "string" &&
+        createHash("sha256").update(bytes).digest("hex") !== answer.sha256
+      )
+        throw new FileTransferError(
+          FILE_TRANSFER_ERROR_CODES.TORN,
+          `file ${fileId} does not match its digest`,
+          fileKey,
+        );
+      return {
+        bytes,
+        name: typeof answer.file_name === "string" ? answer.file_name : null,
+        mimeType: typeof answer.mime_type === "string" ? answer.mime_type : null,
+      };
+    },
+  };
+
   readonly platform = {
     requestAction: (action: string, target?: Record<string, unknown>, payload?: Record<string, unknown>) =>
       this.call(
@@ -219,6 +263,10 @@ export class HostRunApi {
         TIMEOUTS_MS.small,
       ),
   };
+
+  private sendFile(bytes: Uint8Array): Promise<string> {
+    return sendFile(this.channel, bytes, { timeoutMs: this.timeoutFor(TIMEOUTS_MS.small) });
+  }
 
   /** Milliseconds a call may take: its own bound, or what is left of the run, at least 1 ms. */
   timeoutFor(operationMs: number): number {

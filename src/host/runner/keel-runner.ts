@@ -251,6 +251,12 @@ export class KeelRunner {
         const answer = await api.tools.call(toolName, parameters, signal);
         return answer.result ?? answer.tool_response ?? null;
       },
+      retrieveKnowledge: async (kbId, query, options) => {
+        const id = kbId ?? context.resources.knowledge_bases[0]?.kb_id;
+        if (id === undefined) throw new ConfigError("the host granted this run no knowledge base");
+        const answer = await api.knowledge.retrieve(id, query, options);
+        return Array.isArray(answer.results) ? answer.results : [];
+      },
     };
   }
 
@@ -259,7 +265,9 @@ export class KeelRunner {
       typeof agent.llm === "object" &&
       agent.llm !== null &&
       (agent.llm as { provider?: unknown }).provider === "host";
-    const hostTools = (agent.tools ?? []).some((tool) => (tool as { type?: unknown }).type === "host_tool");
+    const toolTypes = new Set((agent.tools ?? []).map((tool) => (tool as { type?: unknown }).type));
+    const hostTools = toolTypes.has("host_tool");
+    const hostKnowledge = toolTypes.has("host_knowledge");
     const parsed = AgentRunnerManifestSchema.safeParse({
       id: formatRunnerId({
         pluginAuthor: this.pluginAuthor,
@@ -269,10 +277,17 @@ export class KeelRunner {
       name: agent.id,
       label: { en_US: agent.name },
       ...(agent.description ? { description: { en_US: agent.description } } : {}),
-      capabilities: { streaming: true, tool_calling: hostTools, interrupt: true, stateful_session: true },
+      capabilities: {
+        streaming: true,
+        tool_calling: hostTools,
+        knowledge_retrieval: hostKnowledge,
+        interrupt: true,
+        stateful_session: true,
+      },
       permissions: {
         models: hostModel ? ["invoke", "stream"] : [],
         tools: hostTools ? ["detail", "call"] : [],
+        knowledge_bases: hostKnowledge ? ["retrieve"] : [],
       },
       metadata: { runtime: "keel", agent_id: agent.id },
     });

@@ -11,6 +11,12 @@ export interface HostBridge {
   streamModel(request: ModelRequest, modelId: string | undefined): AsyncIterable<ModelStreamPart>;
   /** One tool call through the host; resolves to the tool's result. */
   callTool(toolName: string, parameters: Record<string, unknown>, signal?: AbortSignal): Promise<unknown>;
+  /** One search of a host knowledge base; `kbId` is the tool's, or the run's first granted knowledge base. */
+  retrieveKnowledge?(
+    kbId: string | undefined,
+    query: string,
+    options: { topK: number; filters?: Record<string, unknown> },
+  ): Promise<unknown[]>;
 }
 
 const scope = new AsyncLocalStorage<HostBridge>();
