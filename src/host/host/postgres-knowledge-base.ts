@@ -57,10 +57,16 @@ export async function createPostgresKnowledgeBase(options: {
   try {
     const client = await pool.connect();
     try {
+      // Bases opened at once would race to create the one table; the lock makes them take turns.
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('keel.host_knowledge'))");
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-      await client.query(`SET search_path TO ${schema}`);
+      await client.query(`SET LOCAL search_path TO ${schema}`);
       await client.query(TABLE);
-      await client.query("RESET search_path");
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK");
+      throw error;
     } finally {
       client.release();
     }
