@@ -60,13 +60,11 @@ describe("a knowledge base in PostgreSQL full-text search", () => {
   });
 
   it("applies metadata filters in SQL, refuses one it cannot apply, and keeps bases of one table apart", async () => {
-    const base = await createPostgresKnowledgeBase({ pool, schema: SCHEMA, id: "filtered" });
-    const other = await createPostgresKnowledgeBase({
-      pool,
-      schema: SCHEMA,
-      id: "other",
-      language: "simple",
-    });
+    // Opened at once on a fresh schema: both race to create the one table they share.
+    const [base, other] = await Promise.all([
+      createPostgresKnowledgeBase({ pool, schema: `${SCHEMA}_2`, id: "filtered" }),
+      createPostgresKnowledgeBase({ pool, schema: `${SCHEMA}_2`, id: "other", language: "simple" }),
+    ]);
     await base.add(DOCS);
     await other.add({ id: "x", text: "ship ahoy" });
     const filtered = async (filters: Record<string, unknown>) =>
