@@ -134,6 +134,25 @@ const knowledgeBinding = () =>
   });
 
 describe("a host serving knowledge to a runner", () => {
+  it("answers not_found for a base an authorize hook granted that the host does not serve", async () => {
+    const test = createTestHost({
+      knowledgeBases: [new InMemoryKnowledgeBase({ id: "ships", documents: DOCS })],
+      authorize: (grant) => ({ ...grant, knowledgeBases: new Set([...grant.knowledgeBases, "ghost"]) }),
+    });
+    cleanups.push(() => test.host.close());
+    const scripted = await attachScriptedRuntime(test.host, { knowledge_bases: ["retrieve"] });
+    const running = collect(test.host.run(message("hi"), knowledgeBinding()));
+    await expect.poll(() => scripted.runs.length).toBe(1);
+    const { context, api, release } = scripted.runs[0]!;
+    expect(context.resources.knowledge_bases.map((base) => base.kb_id)).toEqual(["ships", "ghost"]);
+    expect(await apiCodeOf(api.knowledge.retrieve("ghost", "ship"))).toBe("not_found");
+    release();
+    await running;
+    expect(test.stores.audit.entries.map((entry) => [entry.resource, entry.result])).toEqual([
+      ["ghost", "not_found"],
+    ]);
+  });
+
   it("lists the granted knowledge bases by name, retrieves from them and reranks, each call audited", async () => {
     const test = hostWithKnowledge();
     const scripted = await attachScriptedRuntime(test.host, {

@@ -48,8 +48,8 @@ export async function retrieveKnowledge(
 ): Promise<Record<string, unknown>> {
   const kbId = String(data.kb_id);
   const knowledgeBase = knowledgeBases.get(kbId);
-  // Granted when the run started but gone since: the host no longer serves it.
-  if (!knowledgeBase) throw new AgentApiError(CODES.NOT_FOUND, `knowledge base ${kbId} is no longer served`);
+  // In the grant (an authorize hook may add ids) but not a base this host serves.
+  if (!knowledgeBase) throw new AgentApiError(CODES.NOT_FOUND, `knowledge base ${kbId} is not served here`);
   if (typeof data.query_text !== "string")
     throw new AgentApiError(CODES.INVALID_ARGUMENT, "query_text must be a string");
   const filters = data.filters ?? {};
@@ -104,7 +104,7 @@ export async function sendHostFile(
   const { channel, signal } = call;
   const fileId = String(data.file_id);
   const file = files.get(fileId);
-  if (!file) throw new AgentApiError(CODES.NOT_FOUND, `file ${fileId} is no longer served`);
+  if (!file) throw new AgentApiError(CODES.NOT_FOUND, `file ${fileId} is not served here`);
   const bytes = await file.read();
   if (bytes.length > MAX_HOST_FILE_BYTES)
     throw new AgentApiError(CODES.PAYLOAD_TOO_LARGE, `file ${fileId} is over ${MAX_HOST_FILE_BYTES} bytes`);
