@@ -26,8 +26,12 @@ const errorMap: z.core.$ZodErrorMap = (issue) => {
   return shape ? KNOWN_KEYS_MARK + JSON.stringify(Object.keys(shape)) : undefined;
 };
 
-/** The options every config parse passes to `safeParse`, so issues carry their input and unknown keys their siblings. */
-export const CONFIG_PARSE_OPTIONS = Object.freeze({ error: errorMap, reportInput: true });
+/**
+ * The options every config parse passes to `safeParse`, so issues carry their input and unknown keys their
+ * siblings. `jitless`: a config is parsed once, so compiling zod's fast path for its objects costs far more than
+ * it could save; the result is the same either way.
+ */
+export const CONFIG_PARSE_OPTIONS = Object.freeze({ error: errorMap, reportInput: true, jitless: true });
 
 /** `agents[0].tools[1].id`; a key that is not a plain identifier is quoted: `extra_headers["X-Key"]`. */
 export function formatConfigPath(path: readonly PropertyKey[]): string {

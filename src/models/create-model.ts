@@ -1,45 +1,21 @@
 import type { LLMOptions } from "../config/app-config-schema.js";
-import { isLanguageModel, type LanguageModel, type ModelCallOptions } from "../contracts/language-model.js";
+import { isLanguageModel, type LanguageModel } from "../contracts/language-model.js";
 import { ConfigError } from "../errors/error-classes.js";
+import {
+  type CreatedModel,
+  type CreateModelEnvironment,
+  createdFromReadyModel,
+  createdModel,
+  createEchoModel,
+  withModelId,
+} from "./created-model.js";
 import { loadApiKey } from "./http/load-api-key.js";
-import type { ModelClock } from "./http/model-clock.js";
-import { type ModelPricing, resolvePricing } from "./pricing.js";
 import { AnthropicModel } from "./providers/anthropic/anthropic-model.js";
 import { HostModel } from "./providers/host/host-model.js";
-import { EchoModel } from "./providers/mock/echo-model.js";
 import { ScriptedModel } from "./providers/mock/scripted-model.js";
 import { OpenAICompatibleModel } from "./providers/openai/openai-compatible-model.js";
 
-/** Keys of `llm` that configure Keel rather than the provider request. */
-const KEEL_KEYS = new Set([
-  "provider",
-  "model",
-  "api_base",
-  "api_key_env",
-  "temperature",
-  "max_tokens",
-  "timeout_ms",
-  "stream_endpoint",
-  "pricing",
-  "retry",
-  "extra_headers",
-  "reasoning_model",
-  "openai_api_style",
-  "script",
-]);
-
-export interface CreatedModel {
-  model: LanguageModel;
-  options: ModelCallOptions;
-  pricing: ModelPricing;
-}
-
-/** Where HTTP providers read their API keys and keep time; tests pass their own. */
-export interface CreateModelEnvironment {
-  /** Default `process.env`. */
-  env?: Readonly<Record<string, string | undefined>>;
-  clock?: ModelClock;
-}
+export type { CreatedModel, CreateModelEnvironment } from "./created-model.js";
 
 /** The vendors' default key variables. */
 export const DEFAULT_API_KEY_ENV = {
@@ -56,20 +32,13 @@ export function createModel(
   llm: LLMOptions | LanguageModel | undefined,
   environment: CreateModelEnvironment = {},
 ): CreatedModel {
-  if (isLanguageModel(llm)) {
-    return { model: llm, options: {}, pricing: resolvePricing(llm.modelId, undefined, llm.provider) };
-  }
-  const options: ModelCallOptions = {};
-  if (llm?.temperature !== undefined) options.temperature = llm.temperature;
-  if (llm?.max_tokens !== undefined) options.maxTokens = llm.max_tokens;
-  if (llm) for (const [key, value] of Object.entries(llm)) if (!KEEL_KEYS.has(key)) options[key] = value;
+  if (isLanguageModel(llm)) return createdFromReadyModel(llm);
   const provider = llm?.provider ?? "mock";
   let model: LanguageModel;
   switch (provider) {
     case "mock":
-      model = llm?.script
-        ? new ScriptedModel(llm.script, withModelId(llm.model))
-        : new EchoModel(withModelId(llm?.model));
+      if (!llm?.script) return createEchoModel(llm);
+      model = new ScriptedModel(llm.script, withModelId(llm.model));
       break;
     case "anthropic":
     case "openai_compatible":
@@ -83,7 +52,7 @@ export function createModel(
         hint: 'Use provider "mock", "anthropic" or "openai_compatible", or pass any LanguageModel object as the agent\'s llm in code',
       });
   }
-  return { model, options, pricing: resolvePricing(model.modelId, llm?.pricing, model.provider) };
+  return createdModel(model, llm);
 }
 
 /** An HTTP provider's model, its key read now from `api_key_env` or the vendor's default variable. */
@@ -119,8 +88,4 @@ function withEnv(env: Readonly<Record<string, string | undefined>> | undefined):
   env?: Readonly<Record<string, string | undefined>>;
 } {
   return env === undefined ? {} : { env };
-}
-
-function withModelId(modelId: string | undefined): { modelId?: string } {
-  return modelId === undefined ? {} : { modelId };
 }

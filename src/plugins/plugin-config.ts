@@ -19,7 +19,8 @@ export function parsePluginConfig<S extends z.ZodType>(
       ? Object.keys(schema.shape)
       : undefined;
   const unknown = known === undefined ? [] : Object.keys(input).filter((key) => !known.includes(key));
-  const parsed = schema.safeParse(input);
+  // Parsed once per plugin: zod's compiled fast path would cost more than it saves.
+  const parsed = schema.safeParse(input, { jitless: true });
   if (!parsed.success && known !== undefined) {
     const given = input as Record<string, unknown>;
     for (const issue of parsed.error.issues) {

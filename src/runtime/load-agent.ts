@@ -13,7 +13,7 @@ import type { ResolvedAgent } from "../loop/resolved-agent.js";
 import { createStopConditions, type StopConditionSpec } from "../loop/stop-conditions.js";
 import type { Memory } from "../memory/memory.js";
 import { loadMiddleware } from "../middleware/load-middleware.js";
-import { createModel } from "../models/create-model.js";
+import { loadModel } from "../models/load-model.js";
 import type { Pattern } from "../patterns/pattern.js";
 import {
   computeEffectivePolicy,
@@ -45,7 +45,7 @@ export async function loadAgent(
     model,
     options: modelOptions,
     pricing,
-  } = createModel(definition.llm as Parameters<typeof createModel>[0]);
+  } = await loadModel(definition.llm as Parameters<typeof loadModel>[0]);
   // Memory first: the memory toolset recalls (and in `external` mode writes) through it.
   const memory = await loadPlugin<Memory>("memory", definition.memory, {
     baseDir,

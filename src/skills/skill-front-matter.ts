@@ -1,4 +1,14 @@
-import { parse as parseYaml } from "yaml";
+import { createRequire } from "node:module";
+import type * as Yaml from "yaml";
+
+// `yaml` is a large CommonJS package that only a SKILL.md with front matter needs: required on first use, it
+// stays out of every start-up that reads no skill.
+let yaml: typeof Yaml | undefined;
+
+function parseYaml(text: string): unknown {
+  yaml ??= createRequire(import.meta.url)("yaml") as typeof Yaml;
+  return yaml.parse(text);
+}
 
 /** A `SKILL.md` split into its YAML front matter and its body. */
 export interface SkillDocument {

@@ -1,4 +1,5 @@
-import { RE2JS } from "re2js";
+import { createRequire } from "node:module";
+import type * as Re2js from "re2js";
 import { ToolError } from "../../errors/error-classes.js";
 import { ERROR_CODES } from "../../errors/error-codes.js";
 
@@ -13,6 +14,14 @@ export const DEFAULT_GREP_PATTERN_LIMITS: Readonly<GrepPatternLimits> = Object.f
   maxPatternLength: 1000,
   maxProgramSize: 10_000,
 });
+
+// The RE2 engine is only needed once a grep runs: required on first use, it stays out of start-up.
+let re2js: typeof Re2js | undefined;
+
+function loadRe2js(): typeof Re2js {
+  re2js ??= createRequire(import.meta.url)("re2js") as typeof Re2js;
+  return re2js;
+}
 
 /** A compiled grep pattern: linear-time in the line it is matched against. */
 export interface GrepPattern {
@@ -35,7 +44,8 @@ export function compileGrepPattern(
   if (pattern.length > limits.maxPatternLength) {
     throw invalidPattern(`the pattern is longer than ${limits.maxPatternLength} characters`);
   }
-  let compiled: RE2JS;
+  const { RE2JS } = loadRe2js();
+  let compiled: Re2js.RE2JS;
   try {
     compiled = RE2JS.compile(pattern, options.caseSensitive === false ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (error) {
