@@ -150,6 +150,31 @@ describe("sqlite run rows (migration level 3)", () => {
     }
   });
 
+  it("stores batches longer than one statement's rows, skipping the sequences already stored", async () => {
+    const manager = await SqliteSessionManager.open({ dbPath: freshPath() });
+    try {
+      const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+      await manager.appendEvents(
+        "a",
+        range(1, 20).map((n) => event("a", n)),
+      );
+      // A retried batch overlapping what is stored: the stored events stay as they were.
+      await manager.appendEvents(
+        "a",
+        range(15, 40).map((n) => event("a", n, n <= 20 ? "retried" : "step.started")),
+      );
+      const events = await manager.loadEvents("a");
+      expect(events.map((e) => e.sequence)).toEqual(range(1, 40));
+      expect(events.filter((e) => e.kind === "retried")).toEqual([]);
+      const messages = range(0, 36).map((n) => ({ role: "user" as const, content: `m${n}` }));
+      await manager.saveRunMessages("a", 0, messages);
+      await manager.saveRunMessages("a", 30, messages.slice(0, 3));
+      expect(await manager.loadRunMessages("a")).toEqual([...messages.slice(0, 30), ...messages.slice(0, 3)]);
+    } finally {
+      await manager.close();
+    }
+  });
+
   it("refuses a sequence a rowid cannot hold with a typed error, writing nothing", async () => {
     const manager = await SqliteSessionManager.open({ dbPath: freshPath() });
     try {

@@ -59,12 +59,36 @@ export function insertRunEvents(
   if (events.length === 0) return;
   for (const event of events) checkPosition(runId, "event sequence", event.sequence);
   const key = write.key ?? runKeyOf(prepare, runId);
-  const insert = prepare(
-    "INSERT OR IGNORE INTO run_events (id, body, schema_version) VALUES ((?1 << 32) | ?2, ?3, ?4)",
-  );
-  for (const event of events) {
-    const body = storedEventOf(event);
-    insert.run(key, event.sequence, JSON.stringify(body), SESSION_SCHEMA_VERSION);
+  const rows = events.map((event) => ({
+    position: event.sequence,
+    body: JSON.stringify(storedEventOf(event)),
+  }));
+  insertRows(prepare, { verb: "INSERT OR IGNORE", table: "run_events", key, rows });
+}
+
+/** Rows per insert statement: one statement per batch rather than per row is most of the saving. */
+const ROWS_PER_STATEMENT = 16;
+
+/**
+ * Insert rows of a run with as few statements as possible: each statement call crosses into the binding and
+ * steps the VM once however many rows it carries. `INSERT OR IGNORE` skips each row already stored on its own.
+ */
+function insertRows(
+  prepare: PrepareStatement,
+  insert: {
+    verb: "INSERT" | "INSERT OR IGNORE";
+    table: "run_events" | "run_messages";
+    key: number;
+    rows: readonly { position: number; body: string }[];
+  },
+): void {
+  const { verb, table, key, rows } = insert;
+  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
+    const batch = rows.slice(start, start + ROWS_PER_STATEMENT);
+    const values = batch.map((_, i) => `((?1 << 32) | ?${3 + 2 * i}, ?${4 + 2 * i}, ?2)`).join(", ");
+    const params: (string | number)[] = [key, SESSION_SCHEMA_VERSION];
+    for (const row of batch) params.push(row.position, row.body);
+    prepare(`${verb} INTO ${table} (id, body, schema_version) VALUES ${values}`).run(...params);
   }
 }
 
@@ -97,12 +121,8 @@ export function writeRunMessages(
     );
   if (bodies.length === 0) return existing;
   const key = existing ?? runKeyOf(prepare, runId);
-  const insert = prepare(
-    "INSERT INTO run_messages (id, body, schema_version) VALUES ((?1 << 32) | ?2, ?3, ?4)",
-  );
-  for (let index = 0; index < bodies.length; index++) {
-    insert.run(key, fromIndex + index, bodies[index] as string, SESSION_SCHEMA_VERSION);
-  }
+  const rows = bodies.map((body, index) => ({ position: fromIndex + index, body }));
+  insertRows(prepare, { verb: "INSERT", table: "run_messages", key, rows });
   return key;
 }
 
