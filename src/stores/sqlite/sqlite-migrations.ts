@@ -92,6 +92,57 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    description: "run events and transcripts keyed by rowid, checkpoints without AUTOINCREMENT",
+    // A checkpoint commit wrote about nine 4 KiB pages to the WAL, most of them for b-trees it touched only to
+    // keep them in step: each (run_id, n) primary key is a second b-tree beside its table, and AUTOINCREMENT
+    // rewrites sqlite_sequence. Here a run gets a small integer key once, and its events and messages are rows
+    // whose rowid is (run_key << 32) | sequence-or-index: one b-tree each, a run's rows side by side, and a
+    // running run's rows appended at the end. A checkpoint's `ord` stays the rowid, still above every row in
+    // the table when a new one is inserted, so the list keeps creation order and a replaced row keeps its place.
+    sql: `
+      CREATE TABLE run_keys (
+        run_key INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL UNIQUE
+      );
+      INSERT INTO run_keys (run_id)
+        SELECT run_id FROM (SELECT run_id FROM run_events UNION SELECT run_id FROM run_messages) ORDER BY run_id;
+      CREATE TABLE run_events_v3 (
+        id INTEGER PRIMARY KEY,
+        body TEXT NOT NULL,
+        schema_version INTEGER NOT NULL
+      );
+      INSERT INTO run_events_v3 (id, body, schema_version)
+        SELECT (k.run_key << 32) | e.sequence, e.body, e.schema_version
+        FROM run_events e JOIN run_keys k ON k.run_id = e.run_id;
+      DROP TABLE run_events;
+      ALTER TABLE run_events_v3 RENAME TO run_events;
+      CREATE TABLE run_messages_v3 (
+        id INTEGER PRIMARY KEY,
+        body TEXT NOT NULL,
+        schema_version INTEGER NOT NULL
+      );
+      INSERT INTO run_messages_v3 (id, body, schema_version)
+        SELECT (k.run_key << 32) | m.idx, m.body, m.schema_version
+        FROM run_messages m JOIN run_keys k ON k.run_id = m.run_id;
+      DROP TABLE run_messages;
+      ALTER TABLE run_messages_v3 RENAME TO run_messages;
+      CREATE TABLE checkpoints_v3 (
+        ord INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        schema_version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (session_id, checkpoint_id)
+      );
+      INSERT INTO checkpoints_v3 (ord, session_id, checkpoint_id, body, schema_version, created_at)
+        SELECT ord, session_id, checkpoint_id, body, schema_version, created_at FROM checkpoints;
+      DROP TABLE checkpoints;
+      ALTER TABLE checkpoints_v3 RENAME TO checkpoints;
+    `,
+  },
 ];
 
 /**

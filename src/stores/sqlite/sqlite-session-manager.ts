@@ -32,7 +32,7 @@ import {
   type SqliteStatement,
 } from "./open-sqlite-database.js";
 import { migrateSqlite } from "./sqlite-migrations.js";
-import { insertRunEvents, writeRunMessages } from "./sqlite-run-rows.js";
+import { insertRunEvents, loadRunRows, writeRunMessages } from "./sqlite-run-rows.js";
 import { isSqliteBusy, toSqliteStoreError } from "./to-sqlite-store-error.js";
 
 /** SQLite `PRAGMA synchronous` levels. */
@@ -377,26 +377,25 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     if (events.length === 0) return;
     await this.ready();
-    this.write("appendEvents", () => insertRunEvents(this.prepare, runId, events));
+    this.write("appendEvents", () => insertRunEvents(this.prepare, { runId, events }));
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */
   async loadEvents(runId: string, options: { afterSequence?: number } = {}): Promise<RuntimeEvent[]> {
     await this.ready();
     return this.run("loadEvents", () =>
-      this.stmt(
-        `SELECT sequence, body, schema_version FROM run_events
-         WHERE run_id = ?1 AND (?2 IS NULL OR sequence > ?2) ORDER BY sequence`,
-      )
-        .all(runId, options.afterSequence ?? null)
-        .map((row) => {
-          const sequence = Number(row.sequence);
-          const body = this.parse<StoredEvent>(row.schema_version, row.body, {
-            table: "run_events",
-            key: `${runId}#${sequence}`,
-          });
-          return eventOfStored(body, sequence);
-        }),
+      loadRunRows(this.prepare, {
+        table: "run_events",
+        runId,
+        from: Math.floor(options.afterSequence ?? -1) + 1,
+        below: null,
+      }).map((row) => {
+        const body = this.parse<StoredEvent>(row.schemaVersion, row.body, {
+          table: "run_events",
+          key: `${runId}#${row.position}`,
+        });
+        return eventOfStored(body, row.position);
+      }),
     );
   }
 
@@ -420,9 +419,15 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     const body = JSON.stringify(stored);
     const bodies = messages === null ? null : messages.items.map((message) => JSON.stringify(message));
     this.write("commitCheckpoint", () => {
-      if (messages !== null)
-        writeRunMessages(this.prepare, { runId, fromIndex: messages.fromIndex, bodies: bodies as string[] });
-      insertRunEvents(this.prepare, runId, events);
+      const key =
+        messages === null
+          ? undefined
+          : writeRunMessages(this.prepare, {
+              runId,
+              fromIndex: messages.fromIndex,
+              bodies: bodies as string[],
+            });
+      insertRunEvents(this.prepare, { runId, events, key });
       this.insertCheckpoint(sessionId, stored, body);
     });
     return { ...stored };
@@ -432,17 +437,17 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   async loadRunMessages(runId: string, options: { length?: number } = {}): Promise<Message[]> {
     await this.ready();
     return this.run("loadRunMessages", () =>
-      this.stmt(
-        `SELECT idx, body, schema_version FROM run_messages
-         WHERE run_id = ?1 AND (?2 IS NULL OR idx < ?2) ORDER BY idx`,
-      )
-        .all(runId, transcriptBound(options.length))
-        .map((row) =>
-          this.parse<Message>(row.schema_version, row.body, {
-            table: "run_messages",
-            key: `${runId}#${String(row.idx)}`,
-          }),
-        ),
+      loadRunRows(this.prepare, {
+        table: "run_messages",
+        runId,
+        from: 0,
+        below: transcriptBound(options.length),
+      }).map((row) =>
+        this.parse<Message>(row.schemaVersion, row.body, {
+          table: "run_messages",
+          key: `${runId}#${row.position}`,
+        }),
+      ),
     );
   }
 
@@ -539,12 +544,13 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     return this.run(operation, () => this.database().transaction(work));
   }
 
+  // Not INSERT OR IGNORE: that rewrites sqlite_sequence, a WAL page a checkpoint, even when the row exists.
   private ensureSession(sessionId: string): void {
     const now = new Date().toISOString();
     this.stmt(
-      `INSERT OR IGNORE INTO sessions (session_id, state, schema_version, created_at, updated_at)
-       VALUES (?, '{}', ?, ?, ?)`,
-    ).run(sessionId, SESSION_SCHEMA_VERSION, now, now);
+      `INSERT INTO sessions (session_id, state, schema_version, created_at, updated_at)
+       SELECT ?1, '{}', ?2, ?3, ?3 WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE session_id = ?1)`,
+    ).run(sessionId, SESSION_SCHEMA_VERSION, now);
   }
 
   /** Inside a transaction: upsert a stamped checkpoint; a replaced one keeps its `ord`, so its list position. */
