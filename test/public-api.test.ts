@@ -230,6 +230,7 @@ describe("public API", () => {
         "CHUNK_STATUS",
         "ChannelBusyError",
         "ChannelClosedError",
+        "DEFAULT_RECONNECT_POLICY",
         "DEFAULT_RUN_TIMEOUT_SECONDS",
         "DEFAULT_TRANSPORT_LIMITS",
         "HostRunApi",
@@ -267,6 +268,7 @@ describe("public API", () => {
         "splitUtf8",
         "toWireFunctions",
         "toWireMessages",
+        "webSocketLimitOptions",
         "webSocketMaxPayload",
       ]
     `);

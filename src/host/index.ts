@@ -32,6 +32,7 @@ export {
   type HostRunOptions,
   KeelHost,
   type KeelHostOptions,
+  type WebSocketAttachOptions,
 } from "./host/keel-host.js";
 export { createPostgresHostStores } from "./host/postgres-host-stores.js";
 export type { HostTool } from "./host/run-api-proxy.js";
@@ -70,6 +71,7 @@ export {
   MessageTooLargeError,
 } from "./transport/channel-errors.js";
 export { createInMemoryTransportPair } from "./transport/in-memory-transport.js";
+export { DEFAULT_RECONNECT_POLICY, type ReconnectPolicy } from "./transport/reconnect-policy.js";
 export { createStdioTransport, type StdioTransportOptions } from "./transport/stdio-transport.js";
 export {
   DEFAULT_TRANSPORT_LIMITS,
@@ -86,6 +88,7 @@ export {
 export {
   createWebSocketTransport,
   type WebSocketTransportOptions,
+  webSocketLimitOptions,
   webSocketMaxPayload,
 } from "./transport/websocket-transport.js";
 export {
