@@ -327,7 +327,7 @@ export class KeelHost {
       // Opening the stream sends the request, so a channel that is away (reconnecting) or full fails here.
       iterator = runner.channel
         .stream(
-          RUNNER_ACTIONS.RUN,
+          runner.runAction,
           {
             plugin_author: runner.address.pluginAuthor,
             plugin_name: runner.address.pluginName,

@@ -7,7 +7,7 @@ import { getLogger } from "../../logging/logger.js";
 import { type HostBridge, runWithHostBridge } from "../../models/providers/host/host-bridge.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
-import type { ActionChannel } from "../transport/action-channel.js";
+import type { ActionChannel, ActionContext } from "../transport/action-channel.js";
 import { partsOfWireChunk, toWireFunctions, toWireMessages } from "../wire/llm-messages.js";
 import {
   type AgentRunnerManifest,
@@ -15,6 +15,7 @@ import {
   formatRunnerId,
   type ListedRunner,
 } from "../wire/manifest.js";
+import { limitResultSize } from "../wire/result-size.js";
 import { type AgentRunContext, AgentRunContextSchema, traceContextOfRun } from "../wire/run-context.js";
 import {
   describeIssues,
@@ -27,11 +28,18 @@ import { HostRunApi } from "./host-run-api.js";
 import { KeelResultMapper, SUSPENDED_RUN_KEY } from "./keel-result-mapper.js";
 import { ResultQueue } from "./result-queue.js";
 
-/** The actions a runtime answers for its host. `cancel_agent_run` is Keel's: the first text names no cancel call. */
+/**
+ * The actions a runtime answers for its host. `cancel_agent_run` is Keel's: the first text names no cancel call.
+ * `list_runners` and `run_runner` are the same two calls under the newest text's names (LIST_RUNNERS,
+ * RUN_RUNNER); a Keel runner answers both spellings, and a Keel host falls back to them for a runtime that knows
+ * only those.
+ */
 export const RUNNER_ACTIONS = {
   LIST: "list_agent_runners",
   RUN: "run_agent",
   CANCEL: "cancel_agent_run",
+  LIST_RUNNERS: "list_runners",
+  RUN_RUNNER: "run_runner",
 } as const;
 
 /** The parts of an agent's definition its manifest is built from. */
@@ -89,13 +97,16 @@ export class KeelRunner {
 
   /** Answers the host's actions on `channel`. */
   serve(channel: ActionChannel): this {
-    channel.handle(RUNNER_ACTIONS.LIST, async () => ({
+    const list = async () => ({
       runners: this.listRunners().map((entry) => ({
         ...entry,
         manifest: manifestForProfile(entry.manifest, this.profile),
       })),
-    }));
-    channel.handle(RUNNER_ACTIONS.RUN, (data, context) => this.run(channel, data, context.signal));
+    });
+    const run = (data: Record<string, unknown>, context: ActionContext) =>
+      this.run(channel, data, context.signal);
+    channel.handle(RUNNER_ACTIONS.LIST, list).handle(RUNNER_ACTIONS.LIST_RUNNERS, list);
+    channel.handle(RUNNER_ACTIONS.RUN, run).handle(RUNNER_ACTIONS.RUN_RUNNER, run);
     channel.handle(RUNNER_ACTIONS.CANCEL, async (data) => {
       const controller = this.active.get(String(data.run_id));
       controller?.abort(new KeelError("the host cancelled the run", { code: RUN_FAILURE_CODES.CANCELLED }));
@@ -115,14 +126,16 @@ export class KeelRunner {
       ? parsed.data.run_id
       : String((data.context as { run_id?: unknown })?.run_id ?? "");
     let sequence = 0;
-    const stamp = (body: RunResultBody): Record<string, unknown> => ({
-      run_id: runId,
-      type: body.type,
-      data: body.data,
-      sequence: ++sequence,
-      timestamp: Math.floor(Date.now() / 1000),
-      ...(body.usage ? { usage: body.usage } : {}),
-    });
+    // An oversize result (a tool's huge output, say) is sent cut to 1 MiB rather than failing the run.
+    const stamp = (body: RunResultBody): Record<string, unknown> =>
+      limitResultSize({
+        run_id: runId,
+        type: body.type,
+        data: body.data as Record<string, unknown>,
+        sequence: ++sequence,
+        timestamp: Math.floor(Date.now() / 1000),
+        ...(body.usage ? { usage: body.usage } : {}),
+      }).result;
     const fail = (code: string, error: string) =>
       stamp({ type: "run.failed", data: { code, error, retryable: false } });
     if (!parsed.success) {
