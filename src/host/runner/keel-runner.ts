@@ -16,7 +16,12 @@ import {
   type ListedRunner,
 } from "../wire/manifest.js";
 import { limitResultSize } from "../wire/result-size.js";
-import { type AgentRunContext, AgentRunContextSchema, traceContextOfRun } from "../wire/run-context.js";
+import {
+  type AgentRunContext,
+  AgentRunContextSchema,
+  type StateScope,
+  traceContextOfRun,
+} from "../wire/run-context.js";
 import {
   describeIssues,
   MessageChunkSchema,
@@ -63,8 +68,9 @@ const DENY = /^\s*(deny|denied|no|n|reject|refuse)\s*[.!]?\s*$/i;
  * Keel agents served as runners to a host: each agent is one runner, described by a manifest built from its
  * definition; a run of it is a Keel run whose events become the protocol's results. Inside a host run the agent's
  * `llm.provider: "host"` model and its `host_tool` tools go through the run's API proxy. A run that suspends for a
- * decision ends `run.failed {code: "runner.suspended"}` with its Keel run id in the host's runner-scope state, and
- * the next event of that runner decides it ("approve" / "deny", or `event.data.decisions`).
+ * decision ends `run.failed {code: "runner.suspended"}` with its Keel run id in the host's state of the run's
+ * conversation, and the next event of that conversation decides it ("approve" / "deny", or
+ * `event.data.decisions`).
  */
 export class KeelRunner {
   private readonly runtime: Runtime;
@@ -208,7 +214,8 @@ export class KeelRunner {
   }): Promise<void> {
     const { context, agent, queue, signal } = options;
     const streaming = context.delivery.supports_streaming;
-    const waiting = context.state.runner[SUSPENDED_RUN_KEY];
+    const scope = suspensionScopeOf(context);
+    const waiting = context.state[scope][SUSPENDED_RUN_KEY];
     let chunks: AsyncIterable<RunStreamChunk> | undefined;
     let resumedRunId: string | undefined;
     if (typeof waiting === "string" && waiting.length > 0) {
@@ -226,7 +233,11 @@ export class KeelRunner {
       // The host's span, so a tracing event bus makes this run's span its child across the process boundary.
       ...(traceContext ? { traceContext } : {}),
     });
-    const mapper = new KeelResultMapper({ streaming, ...(resumedRunId ? { resumedRunId } : {}) });
+    const mapper = new KeelResultMapper({
+      streaming,
+      suspensionScope: scope,
+      ...(resumedRunId ? { resumedRunId } : {}),
+    });
     for await (const chunk of chunks) for (const body of mapper.map(chunk)) queue.push(body);
   }
 
@@ -345,6 +356,17 @@ function sessionIdOf(agentId: string, context: AgentRunContext): string | undefi
   if (!conversation) return undefined;
   const thread = context.conversation?.thread_id ?? context.context.thread_id;
   return `host:${agentId}:${conversation}${thread ? `:${thread}` : ""}`;
+}
+
+/**
+ * Where a suspended run's id is kept: the conversation's state, so each conversation of a binding waits on its own
+ * run — when the run has a conversation and the host keeps that scope for it, which the host shows by its
+ * snapshot (a host seeds an enabled conversation scope with `external.conversation_id`). Otherwise the runner
+ * scope, shared by the binding: a suspension is still resumed, by the binding's next event.
+ */
+function suspensionScopeOf(context: AgentRunContext): StateScope {
+  const conversation = context.conversation?.conversation_id ?? context.context.conversation_id;
+  return conversation && Object.keys(context.state.conversation).length > 0 ? "conversation" : "runner";
 }
 
 function errorText(error: unknown): string {
