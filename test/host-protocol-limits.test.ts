@@ -8,13 +8,13 @@ import {
 } from "../src/contracts/language-model.js";
 import {
   ActionChannel,
-  type AgentRunContext,
   createInMemoryTransportPair,
   type KeelHostOptions,
   serveKeelRunner,
 } from "../src/host/index.js";
 import { MAX_RESULT_BYTES, TRUNCATED_TEXT_CHARS, TRUNCATION_MARKER } from "../src/host/wire/result-size.js";
 import { Runtime } from "../src/index.js";
+import { attachForeign } from "./support/foreign-runtime.js";
 import {
   binding,
   collect,
@@ -39,40 +39,6 @@ afterEach(async () => {
 });
 
 const CUT = TRUNCATED_TEXT_CHARS + TRUNCATION_MARKER.length;
-
-/** A plugin runtime of someone else's, over the in-memory pair: one runner, results given by the test. */
-async function attachForeign(options: { newNamesOnly?: boolean; results?: Record<string, unknown>[] } = {}) {
-  const test = createTestHost();
-  const [hostEnd, runtimeEnd] = createInMemoryTransportPair();
-  const runtime = new ActionChannel({ transport: runtimeEnd });
-  const received: string[] = [];
-  const names = options.newNamesOnly
-    ? { list: "list_runners", run: "run_runner" }
-    : { list: "list_agent_runners", run: "run_agent" };
-  runtime.handle(names.list, async (_data, context) => {
-    received.push(context.action);
-    return {
-      runners: [
-        {
-          plugin_author: "keel",
-          plugin_name: "agents",
-          runner_name: "helper",
-          manifest: { id: RUNNER_ID, name: "helper", label: { en_US: "Helper" } },
-        },
-      ],
-    };
-  });
-  runtime.handle(names.run, async function* (data, context) {
-    received.push(context.action);
-    const run = (data.context as AgentRunContext).run_id;
-    let sequence = 0;
-    for (const result of options.results ?? []) yield { run_id: run, sequence: ++sequence, ...result };
-    yield { run_id: run, sequence: ++sequence, type: "run.completed", data: { finish_reason: "stop" } };
-  });
-  await test.host.attach(hostEnd);
-  closers.push(() => test.host.close());
-  return { ...test, received };
-}
 
 /** A Keel runner on the in-memory pair with a host whose model is `model`. */
 async function attachKeel(model: LanguageModel, tools?: KeelHostOptions["tools"]) {
@@ -115,6 +81,7 @@ describe("the 1 MiB result bound", () => {
   it("cuts a foreign runner's oversize message on the host, keeps the run, and warns", async () => {
     const content = "é".repeat(MAX_RESULT_BYTES);
     const { host, warnings, stores } = await attachForeign({
+      closers,
       results: [{ type: "message.completed", data: { message: { role: "assistant", content } } }],
     });
     const results = await collect(host.run(message("hi", "conversation-big"), binding()));
@@ -206,7 +173,7 @@ describe("the newest text's action names", () => {
   });
 
   it("a Keel host falls back to list_runners and run_runner for a runtime that knows only those", async () => {
-    const { host, received } = await attachForeign({ newNamesOnly: true });
+    const { host, received } = await attachForeign({ closers, newNamesOnly: true });
     expect(host.listRunners().map((runner) => [runner.id, runner.runAction])).toEqual([
       [RUNNER_ID, "run_runner"],
     ]);
@@ -216,7 +183,7 @@ describe("the newest text's action names", () => {
   });
 
   it("a Keel host keeps the older names for a runtime that knows them", async () => {
-    const { host, received } = await attachForeign();
+    const { host, received } = await attachForeign({ closers });
     await collect(host.run(message("hi"), binding()));
     expect(received).toEqual(["list_agent_runners", "run_agent"]);
   });

@@ -45,7 +45,11 @@ export interface KeelHostOptions {
   models?: Record<string, LanguageModel>;
   /** The tools runners may be granted, by name. */
   tools?: Record<string, HostTool>;
-  /** The third layer of the grant: what the event's actor, bot and workspace may use. */
+  /**
+   * The deployment's part of the grant's third layer, what the event's actor may use: it gets the grant already
+   * narrowed to the run's scope (the binding's bot or workspace, the event's own conversation, workspace and
+   * target) and returns it narrowed further.
+   */
   authorize?: (grant: RunGrant, event: ReturnType<typeof AgentEventEnvelopeSchema.parse>) => RunGrant;
   approvePlatformAction?: (request: { runId: string; action: string; payload: unknown }) => Promise<boolean>;
   /** How long a cancelled run may take to end on its own before the host ends it; 5 s. */
