@@ -187,7 +187,13 @@ export class KeelRunner {
       .finally(() => queue.end());
     try {
       for await (const body of queue) {
-        if (overran && (body.type === "run.failed" || body.type === "run.completed")) {
+        // A call to the host is bounded by the same deadline and can fail a moment before this run's own timer
+        // fires; a run that fails at its deadline failed because of it.
+        const atDeadline = deadlineMs !== undefined && Date.now() >= context.runtime.deadline_at! * 1000 - 1;
+        if (
+          (overran && (body.type === "run.failed" || body.type === "run.completed")) ||
+          (atDeadline && body.type === "run.failed")
+        ) {
           yield stamp({
             type: "run.failed",
             data: { code: RUN_FAILURE_CODES.TIMEOUT, error: "the run passed its deadline", retryable: true },
