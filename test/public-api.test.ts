@@ -232,6 +232,7 @@ describe("public API", () => {
         "ChannelClosedError",
         "DEFAULT_HEARTBEAT",
         "DEFAULT_MAX_FILE_BYTES",
+        "DEFAULT_RECONNECT_POLICY",
         "DEFAULT_RUN_TIMEOUT_SECONDS",
         "DEFAULT_TRANSPORT_LIMITS",
         "FILE_CHUNK_ACTION",
@@ -283,6 +284,7 @@ describe("public API", () => {
         "toWireFunctions",
         "toWireMessages",
         "tokenize",
+        "webSocketLimitOptions",
         "webSocketMaxPayload",
       ]
     `);

@@ -32,6 +32,7 @@ export {
   type HostRunOptions,
   KeelHost,
   type KeelHostOptions,
+  type WebSocketAttachOptions,
 } from "./host/keel-host.js";
 export {
   InMemoryKnowledgeBase,
@@ -100,6 +101,7 @@ export {
   sendFile,
 } from "./transport/file-transfer.js";
 export { createInMemoryTransportPair } from "./transport/in-memory-transport.js";
+export { DEFAULT_RECONNECT_POLICY, type ReconnectPolicy } from "./transport/reconnect-policy.js";
 export { createStdioTransport, type StdioTransportOptions } from "./transport/stdio-transport.js";
 export {
   DEFAULT_TRANSPORT_LIMITS,
@@ -116,6 +118,7 @@ export {
 export {
   createWebSocketTransport,
   type WebSocketTransportOptions,
+  webSocketLimitOptions,
   webSocketMaxPayload,
 } from "./transport/websocket-transport.js";
 export {

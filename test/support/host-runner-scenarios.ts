@@ -4,7 +4,8 @@ import { binding, collect, createTestHost, message, RUNNER_ID, typesOf } from ".
 
 /**
  * The runs every way of attaching a Keel runner must carry the same: a host-proxied model and tool call with
- * streamed deltas, an artifact, a suspension kept in runner state and resumed by a second event, a cancel and a
+ * streamed deltas, an artifact, a suspension kept in its conversation's state and resumed by a second event
+ * (two conversations of one binding independently), a cancel and a
  * passed deadline. `attach` connects the host to a runner serving HOST_RUNNER_CONFIG.
  */
 export function describeHostRunnerScenarios(
@@ -75,17 +76,53 @@ export function describeHostRunnerScenarios(
       expect(typesOf(results).at(-1)).toBe("run.completed");
     });
 
-    it("keeps a suspended run in runner state and resumes it with the next event", async () => {
+    it("keeps a suspended run in its conversation's state and resumes it with the next event", async () => {
       const first = await collect(test.host.run(message("delete everything", "conversation-2"), binding()));
       expect(typesOf(first)).toEqual(["state.updated", "run.failed"]);
+      expect(first[0]!.data).toMatchObject({ scope: "conversation", key: "keel.suspended_run_id" });
       expect(first[1]!.data).toMatchObject({ code: "runner.suspended", retryable: false });
-      const key = "runner:plugin:keel/agents/helper:binding-1";
+      const key = "conversation:plugin:keel/agents/helper:binding-1:conversation-2";
       const waiting = await test.stores.state.get(key, "keel.suspended_run_id");
       expect(typeof waiting).toBe("string");
+      expect(
+        await test.stores.state.get("runner:plugin:keel/agents/helper:binding-1", "keel.suspended_run_id"),
+      ).toBeUndefined();
       const second = await collect(test.host.run(message("approve", "conversation-2"), binding()));
       expect(typesOf(second)).toContain("tool.call.completed");
       expect(typesOf(second).slice(-2)).toEqual(["message.completed", "run.completed"]);
       expect(await test.stores.state.get(key, "keel.suspended_run_id")).toBeNull();
+    });
+
+    it("suspends and resumes two conversations of one binding independently", async () => {
+      const bound = binding({ binding_id: "binding-two" });
+      const keyOf = (conversation: string) =>
+        `conversation:plugin:keel/agents/helper:binding-two:${conversation}`;
+      const a = await collect(test.host.run(message("delete everything", "conversation-a"), bound));
+      const b = await collect(test.host.run(message("delete everything", "conversation-b"), bound));
+      expect(typesOf(a).at(-1)).toBe("run.failed");
+      expect(typesOf(b).at(-1)).toBe("run.failed");
+      const waitingA = await test.stores.state.get(keyOf("conversation-a"), "keel.suspended_run_id");
+      const waitingB = await test.stores.state.get(keyOf("conversation-b"), "keel.suspended_run_id");
+      expect(typeof waitingA).toBe("string");
+      expect(typeof waitingB).toBe("string");
+      expect(waitingA).not.toBe(waitingB);
+
+      // A's decision resumes A's run only; B's run still waits.
+      const approved = await collect(test.host.run(message("approve", "conversation-a"), bound));
+      expect(approved.find((result) => result.type === "tool.call.completed")!.data).toMatchObject({
+        tool_name: "delete_all",
+        result: { deleted: 3 },
+      });
+      expect(typesOf(approved).at(-1)).toBe("run.completed");
+      expect(await test.stores.state.get(keyOf("conversation-a"), "keel.suspended_run_id")).toBeNull();
+      expect(await test.stores.state.get(keyOf("conversation-b"), "keel.suspended_run_id")).toBe(waitingB);
+
+      // B's own decision, a denial, resumes B's run.
+      const denied = await collect(test.host.run(message("deny", "conversation-b"), bound));
+      const completed = denied.find((result) => result.type === "tool.call.completed");
+      expect(completed?.data).toMatchObject({ tool_name: "delete_all", error: expect.any(String) });
+      expect(typesOf(denied).at(-1)).toBe("run.completed");
+      expect(await test.stores.state.get(keyOf("conversation-b"), "keel.suspended_run_id")).toBeNull();
     });
 
     it("cancels a run on request", async () => {

@@ -1,19 +1,24 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { once } from "node:events";
-import { WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import type { LanguageModel } from "../../contracts/language-model.js";
 import type { RunTraceContext } from "../../contracts/run-types.js";
 import { activeTraceContext } from "../../events/active-trace-context.js";
 import { getLogger } from "../../logging/logger.js";
 import { RUNNER_ACTIONS } from "../runner/keel-runner.js";
 import { ActionChannel, type ChannelProblem } from "../transport/action-channel.js";
-import { ActionCallTimeoutError, ChannelClosedError } from "../transport/channel-errors.js";
+import {
+  ActionCallTimeoutError,
+  CHANNEL_ERROR_CODES,
+  ChannelBusyError,
+  ChannelClosedError,
+} from "../transport/channel-errors.js";
 import { DEFAULT_HEARTBEAT, type HeartbeatOptions } from "../transport/channel-heartbeat.js";
 import { receiveFiles } from "../transport/file-transfer.js";
+import { type ReconnectPolicy, reconnectDelayMs, reconnectPolicyOf } from "../transport/reconnect-policy.js";
 import { createStdioTransport } from "../transport/stdio-transport.js";
 import type { MessageTransport } from "../transport/transport.js";
-import { createWebSocketTransport, webSocketMaxPayload } from "../transport/websocket-transport.js";
+import { createWebSocketTransport, openWebSocket } from "../transport/websocket-transport.js";
 import { AGENT_API_ERROR_CODES } from "../wire/api-error.js";
 import { type AgentRunResult, RUN_FAILURE_CODES } from "../wire/run-result.js";
 import {
@@ -56,7 +61,11 @@ export interface KeelHostOptions {
    * or in its own options; `false` turns it off.
    */
   heartbeat?: HeartbeatOptions | false;
-  /** The third layer of the grant: what the event's actor, bot and workspace may use. */
+  /**
+   * The deployment's part of the grant's third layer, what the event's actor may use: it gets the grant already
+   * narrowed to the run's scope (the binding's bot or workspace, the event's own conversation, workspace and
+   * target) and returns it narrowed further.
+   */
   authorize?: (grant: RunGrant, event: ReturnType<typeof AgentEventEnvelopeSchema.parse>) => RunGrant;
   approvePlatformAction?: (request: { runId: string; action: string; payload: unknown }) => Promise<boolean>;
   /** How long a cancelled run may take to end on its own before the host ends it; 5 s. */
@@ -75,8 +84,17 @@ export interface HostRunOptions {
   traceContext?: RunTraceContext;
 }
 
+/** How `attachWebSocket` behaves when the connection drops. */
+export interface WebSocketAttachOptions {
+  /** Backoff of the reconnect attempts (100 ms doubling to 10 s, half jittered, unlimited); `false`: none. */
+  reconnect?: Partial<ReconnectPolicy> | false;
+  /** After each reconnect, once the runtime's runners are discovered again. */
+  onReconnect?: (runtime: AttachedRuntime) => void;
+}
+
 /** A plugin runtime the host is attached to. */
 export interface AttachedRuntime {
+  /** The current connection's channel; a reconnected runtime gets a new one. */
   channel: ActionChannel;
   /** The process id, for a runtime the host spawned. */
   pid?: number;
@@ -169,25 +187,16 @@ export class KeelHost {
     options: { onClose?: () => void; heartbeat?: HeartbeatOptions | false } = {},
   ): Promise<AttachedRuntime> {
     const heartbeat = options.heartbeat ?? this.options.heartbeat;
-    const channel = new ActionChannel({ transport, onProblem: (problem) => this.onProblem(problem) });
-    this.proxy.attach(channel);
-    // Runners may send the host a file (a stored value too large for one request) before naming it in a call.
-    receiveFiles(channel);
     const runtime: AttachedRuntime = {
-      channel,
+      channel: undefined as unknown as ActionChannel,
       runners: [],
       close: async () => {
-        await channel.close();
+        await runtime.channel.close();
         options.onClose?.();
       },
     };
-    this.runtimes.add(runtime);
-    void channel.whenClosed().then(() => {
-      this.runtimes.delete(runtime);
-      for (const runner of runtime.runners)
-        if (this.runners.get(runner.id)?.channel === channel) this.runners.delete(runner.id);
-      options.onClose?.();
-    });
+    const channel = this.connect(runtime, transport);
+    void channel.whenClosed().then(() => this.detach(runtime, options.onClose));
     await this.refresh(runtime);
     // From the first answer on: a runtime still starting up has not missed anything yet.
     if (heartbeat) channel.startHeartbeat(heartbeat);
@@ -220,11 +229,73 @@ export class KeelHost {
     }
   }
 
-  /** Connects to a plugin runtime listening over WebSocket and attaches it. */
-  async attachWebSocket(url: string): Promise<AttachedRuntime> {
-    const socket = new WebSocket(url, { maxPayload: webSocketMaxPayload() });
-    await once(socket, "open");
-    return this.attach(createWebSocketTransport(socket), { heartbeat: this.realHeartbeat() });
+  /**
+   * Connects to a plugin runtime listening over WebSocket and attaches it. When the connection drops, the runs
+   * on it fail at once (`runner.channel_lost`, retryable) and the host reconnects with bounded, jittered backoff,
+   * then discovers the runtime's runners again; a run started while it is away fails the same way. `reconnect:
+   * false` makes a drop final, as on stdio.
+   */
+  async attachWebSocket(url: string, options: WebSocketAttachOptions = {}): Promise<AttachedRuntime> {
+    const policy = options.reconnect === false ? undefined : reconnectPolicyOf(options.reconnect);
+    const socket = await openWebSocket(url);
+    const heartbeat = this.realHeartbeat();
+    if (!policy) return this.attach(createWebSocketTransport(socket), { heartbeat });
+    let stopped = false;
+    let wake: (() => void) | undefined;
+    const runtime: AttachedRuntime = {
+      channel: undefined as unknown as ActionChannel,
+      runners: [],
+      close: async () => {
+        stopped = true;
+        wake?.();
+        await runtime.channel.close();
+      },
+    };
+    const reconnect = async (error: Error | undefined) => {
+      if (stopped) return this.detach(runtime);
+      this.warn(`plugin runtime at ${url}: connection lost (${error?.message ?? "closed"}); reconnecting`);
+      for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, reconnectDelayMs(attempt, policy));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        if (stopped) return this.detach(runtime);
+        let next: WebSocket;
+        try {
+          next = await openWebSocket(url);
+        } catch {
+          continue;
+        }
+        if (stopped) {
+          next.terminate();
+          return this.detach(runtime);
+        }
+        const channel = this.connect(runtime, createWebSocketTransport(next));
+        watch(channel);
+        try {
+          await this.refresh(runtime);
+          if (heartbeat) channel.startHeartbeat(heartbeat);
+        } catch (reason) {
+          // The new channel's own close, if that is why, starts the next round.
+          this.warn(`plugin runtime at ${url}: discovery after reconnecting failed: ${String(reason)}`);
+        }
+        options.onReconnect?.(runtime);
+        return;
+      }
+      this.warn(`plugin runtime at ${url}: gave up reconnecting after ${policy.maxAttempts} attempts`);
+      this.detach(runtime);
+    };
+    const watch = (channel: ActionChannel) =>
+      void channel.whenClosed().then((error) => (channel === runtime.channel ? reconnect(error) : undefined));
+    const channel = this.connect(runtime, createWebSocketTransport(socket));
+    watch(channel);
+    await this.refresh(runtime);
+    // From the first answer on, as in `attach`; a reconnected channel starts its own after discovery.
+    if (heartbeat) channel.startHeartbeat(heartbeat);
+    return runtime;
   }
 
   private realHeartbeat(): HeartbeatOptions | false {
@@ -233,7 +304,8 @@ export class KeelHost {
 
   /** Asks every attached runtime for its runners again. */
   async discover(): Promise<RunnerDescriptor[]> {
-    for (const runtime of this.runtimes) await this.refresh(runtime);
+    // A runtime that is away (reconnecting) keeps the runners it had until it is back.
+    for (const runtime of this.runtimes) if (!runtime.channel.closed) await this.refresh(runtime);
     return this.listRunners();
   }
 
@@ -312,20 +384,22 @@ export class KeelHost {
       stores: this.stores,
       warn: this.warn,
     });
-    const iterator = runner.channel
-      .stream(
-        RUNNER_ACTIONS.RUN,
-        {
-          plugin_author: runner.address.pluginAuthor,
-          plugin_name: runner.address.pluginName,
-          runner_name: runner.address.runnerName,
-          context,
-        },
-        { timeoutMs: deadlineAt === null ? 300_000 : Math.max(1, (deadlineAt - now) * 1000 + 1000) },
-      )
-      [Symbol.asyncIterator]();
+    let iterator: AsyncIterator<Record<string, unknown>> | undefined;
     try {
       await applier.recordEvent();
+      // Opening the stream sends the request, so a channel that is away (reconnecting) or full fails here.
+      iterator = runner.channel
+        .stream(
+          runner.runAction,
+          {
+            plugin_author: runner.address.pluginAuthor,
+            plugin_name: runner.address.pluginName,
+            runner_name: runner.address.runnerName,
+            context,
+          },
+          { timeoutMs: deadlineAt === null ? 300_000 : Math.max(1, (deadlineAt - now) * 1000 + 1000) },
+        )
+        [Symbol.asyncIterator]();
       let pending: Promise<IteratorResult<Record<string, unknown>>> | undefined;
       let graceUntil: number | undefined;
       for (;;) {
@@ -366,11 +440,12 @@ export class KeelHost {
         yield fail(RUN_FAILURE_CODES.CHANNEL_LOST, `the runner's channel was lost: ${error.message}`, true);
       else if (error instanceof ActionCallTimeoutError)
         yield fail(RUN_FAILURE_CODES.TIMEOUT, "the runner stopped answering", true);
+      else if (error instanceof ChannelBusyError) yield fail(CHANNEL_ERROR_CODES.BUSY, error.message, true);
       else yield fail(RUN_FAILURE_CODES.RUNNER_ERROR, error instanceof Error ? error.message : String(error));
     } finally {
       this.sessions.delete(runId);
       this.cancels.delete(runId);
-      void iterator.return?.();
+      void iterator?.return?.();
     }
   }
 
@@ -390,9 +465,31 @@ export class KeelHost {
     await Promise.all([...this.runtimes].map((runtime) => runtime.close()));
   }
 
+  /** Opens the action channel of a runtime's (new) connection and serves the runner API on it. */
+  private connect(runtime: AttachedRuntime, transport: MessageTransport): ActionChannel {
+    const channel = new ActionChannel({ transport, onProblem: (problem) => this.onProblem(problem) });
+    this.proxy.attach(channel);
+    // Runners may send the host a file (a stored value too large for one request) before naming it in a call.
+    receiveFiles(channel);
+    runtime.channel = channel;
+    this.runtimes.add(runtime);
+    return channel;
+  }
+
+  /** Forgets a runtime for good: its runners are no longer served. */
+  private detach(runtime: AttachedRuntime, onClose?: () => void): void {
+    if (!this.runtimes.delete(runtime)) return;
+    for (const runner of runtime.runners)
+      if (this.runners.get(runner.id) === runner) this.runners.delete(runner.id);
+    onClose?.();
+  }
+
   private async refresh(runtime: AttachedRuntime): Promise<void> {
-    runtime.runners = await discoverRunners(runtime.channel, this.warn);
-    for (const runner of runtime.runners) this.runners.set(runner.id, runner);
+    const found = await discoverRunners(runtime.channel, this.warn);
+    for (const runner of runtime.runners)
+      if (this.runners.get(runner.id) === runner) this.runners.delete(runner.id);
+    runtime.runners = found;
+    for (const runner of found) this.runners.set(runner.id, runner);
   }
 
   private onProblem(problem: ChannelProblem): void {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { limitResultSize } from "../wire/result-size.js";
 import type { StateScope } from "../wire/run-context.js";
 import { type AgentRunResult, type Message, parseRunResult } from "../wire/run-result.js";
 import type { AgentEventEnvelope } from "./agent-binding.js";
@@ -68,7 +69,10 @@ export class ResultApplier {
     const parsed = parseRunResult(value);
     if (!parsed.ok) return this.drop(`a malformed result: ${parsed.error}`);
     if (parsed.unknown) return this.drop(`a result of unknown type ${parsed.unknown.type}`);
-    const result = parsed.result;
+    const limited = limitResultSize(parsed.result);
+    const result = limited.result;
+    if (limited.truncated)
+      this.run.warn(`run ${this.run.runId}: a ${result.type} result over 1 MiB was cut to fit`);
     if (result.run_id !== this.run.runId) return this.drop(`a result for another run (${result.run_id})`);
     if (result.sequence != null) {
       if (result.sequence <= this.lastSequence)

@@ -5,6 +5,7 @@ import type { ActionChannel } from "../transport/action-channel.js";
 import { AgentApiError, AGENT_API_ERROR_CODES as CODES } from "../wire/api-error.js";
 import { fromWireMessages, type WireFunction } from "../wire/llm-messages.js";
 import type { PermissionCategory } from "../wire/manifest.js";
+import { limitToolOutput, MAX_RESULT_BYTES } from "../wire/result-size.js";
 import { StateScopeSchema } from "../wire/run-context.js";
 import { MessageSchema } from "../wire/run-result.js";
 import type { HostStores } from "./host-stores.js";
@@ -152,7 +153,9 @@ export class RunApiProxy {
         const result = await tools
           .get(String(data.tool_name))!
           .invoke(parameters, { signal, runId: session.runId });
-        return { result, tool_response: result };
+        // The answer carries the output twice (both keys, for older callers): each half gets half the 1 MiB.
+        const output = limitToolOutput(result, MAX_RESULT_BYTES / 2);
+        return { result: output, tool_response: output };
       },
     );
     single(

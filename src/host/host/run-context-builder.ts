@@ -47,6 +47,14 @@ export async function buildRunContext(options: {
   for (const [scope, key] of Object.entries(options.stateKeys) as [StateScope, string][]) {
     state[scope] = await stores.state.snapshot(key);
   }
+  // As LangBot's host does: an enabled conversation scope names its conversation until the runner says otherwise,
+  // which also tells a runner that the scope is kept for it.
+  if (
+    options.stateKeys.conversation &&
+    conversationId &&
+    state.conversation["external.conversation_id"] === undefined
+  )
+    state.conversation["external.conversation_id"] = conversationId;
   const delivery = { ...event.delivery };
   if (!binding.delivery_policy.enable_streaming) delivery.supports_streaming = false;
   if (binding.delivery_policy.max_message_size != null)

@@ -58,7 +58,10 @@ export function computeRunGrant(options: {
   binding: AgentBinding;
   event: AgentEventEnvelope;
   resources: HostResourceIndex;
-  /** The third layer: narrows the grant to what the event's actor, bot and workspace may use. */
+  /**
+   * After the default run-scope narrowing ({@link narrowToRunScope}), the deployment's own rule for what the
+   * event's actor may use.
+   */
   authorize?: ((grant: RunGrant, event: AgentEventEnvelope) => RunGrant) | undefined;
 }): RunGrant {
   const { manifest, binding, event, resources } = options;
@@ -109,7 +112,62 @@ export function computeRunGrant(options: {
       policy.allowed_platform_actions.filter((action) => permissions.platform_api.includes(action)),
     ),
   };
-  return options.authorize ? options.authorize(grant, event) : grant;
+  const scoped = narrowToRunScope(grant, { manifest, binding, event });
+  return options.authorize ? options.authorize(scoped, event) : scoped;
+}
+
+/**
+ * The third layer's default: what this event may use, whoever the deployment says its actor is (that is the
+ * `authorize` hook's part, applied after this).
+ *
+ * - A binding scoped to a bot or a workspace grants its resources to events of that bot or workspace only; an
+ *   event from elsewhere keeps nothing but its own conversation.
+ * - History and events: the event's own conversation. The binding's further conversations stay only for a runner
+ *   whose manifest reads history or events at all — reaching across conversations needs both.
+ * - Workspace storage: the event's own workspace's, so an event that names no workspace gets none rather than
+ *   an area every such event would share.
+ * - Platform actions named `event_*` act on the event's own target (its conversation or reply target); without
+ *   one they are dropped. Others stay as the binding whitelists them.
+ */
+export function narrowToRunScope(
+  grant: RunGrant,
+  run: { manifest: AgentRunnerManifest; binding: AgentBinding; event: AgentEventEnvelope },
+): RunGrant {
+  const { manifest, binding, event } = run;
+  const own = event.conversation_id ? [event.conversation_id] : [];
+  if (!bindingCovers(binding, event)) {
+    return {
+      models: new Set(),
+      tools: new Set(),
+      knowledgeBases: new Set(),
+      files: new Set(),
+      pluginStorage: false,
+      workspaceStorage: false,
+      conversations: new Set(own),
+      platformActions: new Set(),
+    };
+  }
+  const readsAcross = manifest.permissions.history.length > 0 || manifest.permissions.events.length > 0;
+  const hasTarget = Boolean(event.conversation_id) || event.delivery.reply_target != null;
+  return {
+    ...grant,
+    conversations: readsAcross
+      ? grant.conversations
+      : new Set(own.filter((id) => grant.conversations.has(id))),
+    workspaceStorage: grant.workspaceStorage && Boolean(event.workspace_id),
+    platformActions: new Set(
+      [...grant.platformActions].filter((action) => !action.startsWith("event_") || hasTarget),
+    ),
+  };
+}
+
+/** Whether the event is within the binding's scope: its bot, its workspace, or anywhere. */
+function bindingCovers(binding: AgentBinding, event: AgentEventEnvelope): boolean {
+  const { scope_type: type, scope_id: id } = binding.scope;
+  if (id == null || id === "") return true;
+  if (type === "bot") return event.bot_id === id;
+  if (type === "workspace") return event.workspace_id === id;
+  return true;
 }
 
 /** The state keys of a run, one per enabled scope whose identity the event has; runner and binding isolate them. */

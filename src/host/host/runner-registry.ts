@@ -1,4 +1,6 @@
+import { RUNNER_ACTIONS } from "../runner/keel-runner.js";
 import type { ActionChannel } from "../transport/action-channel.js";
+import { ActionCallError } from "../transport/channel-errors.js";
 import {
   type AgentRunnerManifest,
   AgentRunnerManifestSchema,
@@ -15,13 +17,16 @@ export interface RunnerDescriptor {
   manifest: AgentRunnerManifest;
   /** The connection to the plugin runtime that serves it. */
   channel: ActionChannel;
+  /** The action that runs it: `run_agent`, or `run_runner` on a runtime that knows only the newest names. */
+  runAction: string;
 }
 
 /** How long discovery waits for a runtime's answer. */
 export const DISCOVERY_TIMEOUT_MS = 20_000;
 
 /**
- * Asks one plugin runtime for its runners and reads each entry on its own: an entry with an incompatible
+ * Asks one plugin runtime for its runners (`list_agent_runners`, or `list_runners` when the runtime knows only the
+ * newest names) and reads each entry on its own: an entry with an incompatible
  * `protocol_version`, an invalid manifest or an id that does not match its address is left out with a warning,
  * never failing the rest. Reads the addressed form (`{plugin_author, plugin_name, runner_name, manifest}`),
  * a bare manifest, and the plugin component form (`kind: AgentRunner` with `metadata` and `spec`).
@@ -30,22 +35,32 @@ export async function discoverRunners(
   channel: ActionChannel,
   warn: (message: string) => void,
 ): Promise<RunnerDescriptor[]> {
-  const answer = await channel.call(
-    "list_agent_runners",
-    { include_plugins: null },
-    { timeoutMs: DISCOVERY_TIMEOUT_MS },
-  );
+  const list = (action: string) =>
+    channel.call(action, { include_plugins: null }, { timeoutMs: DISCOVERY_TIMEOUT_MS });
+  let answer: Record<string, unknown>;
+  let runAction: string = RUNNER_ACTIONS.RUN;
+  try {
+    answer = await list(RUNNER_ACTIONS.LIST);
+  } catch (error) {
+    // A runtime that knows only the newest text's names refuses the older one, in words of its own (Keel says
+    // `not_found`); the newer name is tried, and when that is refused too the first refusal is what went wrong.
+    if (!(error instanceof ActionCallError)) throw error;
+    answer = await list(RUNNER_ACTIONS.LIST_RUNNERS).catch((second: unknown) => {
+      throw second instanceof ActionCallError ? error : second;
+    });
+    runAction = RUNNER_ACTIONS.RUN_RUNNER;
+  }
   const entries = Array.isArray(answer.runners) ? answer.runners : [];
   const found: RunnerDescriptor[] = [];
   entries.forEach((entry, index) => {
-    const descriptor = readEntry(entry, channel);
+    const descriptor = readEntry(entry, channel, runAction);
     if (typeof descriptor === "string") warn(`runner entry ${index} left out: ${descriptor}`);
     else found.push(descriptor);
   });
   return found;
 }
 
-function readEntry(entry: unknown, channel: ActionChannel): RunnerDescriptor | string {
+function readEntry(entry: unknown, channel: ActionChannel, runAction: string): RunnerDescriptor | string {
   if (typeof entry !== "object" || entry === null) return "not an object";
   const record = entry as Record<string, unknown>;
   let raw = (record.manifest ?? record) as Record<string, unknown>;
@@ -65,7 +80,7 @@ function readEntry(entry: unknown, channel: ActionChannel): RunnerDescriptor | s
   };
   if (formatRunnerId(address) !== manifest.id)
     return `id ${manifest.id} does not match its address ${formatRunnerId(address)}`;
-  return { id: manifest.id, address, manifest, channel };
+  return { id: manifest.id, address, manifest, channel, runAction };
 }
 
 /** The plugin component manifest (`apiVersion`, `kind`, `metadata`, `spec`) as a protocol manifest. */

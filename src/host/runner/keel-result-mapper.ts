@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { RunResult } from "../../contracts/run-types.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
+import type { StateScope } from "../wire/run-context.js";
 import { RUN_FAILURE_CODES, type RunResultBody } from "../wire/run-result.js";
 
 /** The host-state key under which a suspended Keel run waits for the event that resumes it. */
@@ -19,10 +20,13 @@ export class KeelResultMapper {
   private deltas = 0;
   private readonly streaming: boolean;
   private readonly resumedRunId: string | undefined;
+  private readonly suspensionScope: StateScope;
 
-  constructor(options: { streaming: boolean; resumedRunId?: string }) {
+  /** `suspensionScope`: the host-state scope that keeps a suspended run's id; `conversation` by default. */
+  constructor(options: { streaming: boolean; resumedRunId?: string; suspensionScope?: StateScope }) {
     this.streaming = options.streaming;
     this.resumedRunId = options.resumedRunId;
+    this.suspensionScope = options.suspensionScope ?? "conversation";
   }
 
   map(chunk: RunStreamChunk): RunResultBody[] {
@@ -73,7 +77,10 @@ export class KeelResultMapper {
     if (result.stopReason === "suspended") {
       const calls = result.pendingToolCalls.length;
       return [
-        { type: "state.updated", data: { scope: "runner", key: SUSPENDED_RUN_KEY, value: result.runId } },
+        {
+          type: "state.updated",
+          data: { scope: this.suspensionScope, key: SUSPENDED_RUN_KEY, value: result.runId },
+        },
         {
           type: "run.failed",
           data: {
@@ -87,7 +94,10 @@ export class KeelResultMapper {
     }
     // A resumed run that ends for good no longer waits: the next event starts afresh.
     if (this.resumedRunId !== undefined) {
-      results.push({ type: "state.updated", data: { scope: "runner", key: SUSPENDED_RUN_KEY, value: null } });
+      results.push({
+        type: "state.updated",
+        data: { scope: this.suspensionScope, key: SUSPENDED_RUN_KEY, value: null },
+      });
     }
     if (result.stopReason === "completed") {
       const output = result.finalOutput;

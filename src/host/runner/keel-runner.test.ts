@@ -195,6 +195,23 @@ describe("Keel as a runner", () => {
     ]);
   });
 
+  it("keeps a suspended run in the conversation's state when the host keeps that scope, and only reads it there", async () => {
+    const { host } = await setUp([{ toolCall: { name: "delete_all", arguments: {} } }, { text: "all gone" }]);
+    const seeded = { conversation: { "external.conversation_id": "conversation-1" } };
+    const first = await run(host, contextFor("run-c1", { state: seeded }));
+    const state = first[0]!.data as { scope: string; key: string; value: string };
+    expect(state).toMatchObject({ scope: "conversation", key: SUSPENDED_RUN_KEY });
+    // The id under the runner scope is not this conversation's: "approve" there starts a new run.
+    const elsewhere = await run(
+      host,
+      contextFor("run-c2", {
+        input: { text: "approve" },
+        state: { ...seeded, runner: { [SUSPENDED_RUN_KEY]: state.value } },
+      }),
+    );
+    expect(typesOf(elsewhere)).not.toContain("tool.call.completed");
+  });
+
   it("ends a cancelled run with run.failed cancelled", async () => {
     const { host, calls } = await setUp(["hang"]);
     const running = run(host, contextFor("run-5"));

@@ -7,7 +7,7 @@ import { getLogger } from "../../logging/logger.js";
 import { type HostBridge, runWithHostBridge } from "../../models/providers/host/host-bridge.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
-import type { ActionChannel } from "../transport/action-channel.js";
+import type { ActionChannel, ActionContext } from "../transport/action-channel.js";
 import { partsOfWireChunk, toWireFunctions, toWireMessages } from "../wire/llm-messages.js";
 import {
   type AgentRunnerManifest,
@@ -15,7 +15,13 @@ import {
   formatRunnerId,
   type ListedRunner,
 } from "../wire/manifest.js";
-import { type AgentRunContext, AgentRunContextSchema, traceContextOfRun } from "../wire/run-context.js";
+import { limitResultSize } from "../wire/result-size.js";
+import {
+  type AgentRunContext,
+  AgentRunContextSchema,
+  type StateScope,
+  traceContextOfRun,
+} from "../wire/run-context.js";
 import {
   describeIssues,
   MessageChunkSchema,
@@ -27,11 +33,18 @@ import { HostRunApi } from "./host-run-api.js";
 import { KeelResultMapper, SUSPENDED_RUN_KEY } from "./keel-result-mapper.js";
 import { ResultQueue } from "./result-queue.js";
 
-/** The actions a runtime answers for its host. `cancel_agent_run` is Keel's: the first text names no cancel call. */
+/**
+ * The actions a runtime answers for its host. `cancel_agent_run` is Keel's: the first text names no cancel call.
+ * `list_runners` and `run_runner` are the same two calls under the newest text's names (LIST_RUNNERS,
+ * RUN_RUNNER); a Keel runner answers both spellings, and a Keel host falls back to them for a runtime that knows
+ * only those.
+ */
 export const RUNNER_ACTIONS = {
   LIST: "list_agent_runners",
   RUN: "run_agent",
   CANCEL: "cancel_agent_run",
+  LIST_RUNNERS: "list_runners",
+  RUN_RUNNER: "run_runner",
 } as const;
 
 /** The parts of an agent's definition its manifest is built from. */
@@ -55,8 +68,9 @@ const DENY = /^\s*(deny|denied|no|n|reject|refuse)\s*[.!]?\s*$/i;
  * Keel agents served as runners to a host: each agent is one runner, described by a manifest built from its
  * definition; a run of it is a Keel run whose events become the protocol's results. Inside a host run the agent's
  * `llm.provider: "host"` model and its `host_tool` tools go through the run's API proxy. A run that suspends for a
- * decision ends `run.failed {code: "runner.suspended"}` with its Keel run id in the host's runner-scope state, and
- * the next event of that runner decides it ("approve" / "deny", or `event.data.decisions`).
+ * decision ends `run.failed {code: "runner.suspended"}` with its Keel run id in the host's state of the run's
+ * conversation, and the next event of that conversation decides it ("approve" / "deny", or
+ * `event.data.decisions`).
  */
 export class KeelRunner {
   private readonly runtime: Runtime;
@@ -89,13 +103,16 @@ export class KeelRunner {
 
   /** Answers the host's actions on `channel`. */
   serve(channel: ActionChannel): this {
-    channel.handle(RUNNER_ACTIONS.LIST, async () => ({
+    const list = async () => ({
       runners: this.listRunners().map((entry) => ({
         ...entry,
         manifest: manifestForProfile(entry.manifest, this.profile),
       })),
-    }));
-    channel.handle(RUNNER_ACTIONS.RUN, (data, context) => this.run(channel, data, context.signal));
+    });
+    const run = (data: Record<string, unknown>, context: ActionContext) =>
+      this.run(channel, data, context.signal);
+    channel.handle(RUNNER_ACTIONS.LIST, list).handle(RUNNER_ACTIONS.LIST_RUNNERS, list);
+    channel.handle(RUNNER_ACTIONS.RUN, run).handle(RUNNER_ACTIONS.RUN_RUNNER, run);
     channel.handle(RUNNER_ACTIONS.CANCEL, async (data) => {
       const controller = this.active.get(String(data.run_id));
       controller?.abort(new KeelError("the host cancelled the run", { code: RUN_FAILURE_CODES.CANCELLED }));
@@ -115,14 +132,16 @@ export class KeelRunner {
       ? parsed.data.run_id
       : String((data.context as { run_id?: unknown })?.run_id ?? "");
     let sequence = 0;
-    const stamp = (body: RunResultBody): Record<string, unknown> => ({
-      run_id: runId,
-      type: body.type,
-      data: body.data,
-      sequence: ++sequence,
-      timestamp: Math.floor(Date.now() / 1000),
-      ...(body.usage ? { usage: body.usage } : {}),
-    });
+    // An oversize result (a tool's huge output, say) is sent cut to 1 MiB rather than failing the run.
+    const stamp = (body: RunResultBody): Record<string, unknown> =>
+      limitResultSize({
+        run_id: runId,
+        type: body.type,
+        data: body.data as Record<string, unknown>,
+        sequence: ++sequence,
+        timestamp: Math.floor(Date.now() / 1000),
+        ...(body.usage ? { usage: body.usage } : {}),
+      }).result;
     const fail = (code: string, error: string) =>
       stamp({ type: "run.failed", data: { code, error, retryable: false } });
     if (!parsed.success) {
@@ -168,7 +187,13 @@ export class KeelRunner {
       .finally(() => queue.end());
     try {
       for await (const body of queue) {
-        if (overran && (body.type === "run.failed" || body.type === "run.completed")) {
+        // A call to the host is bounded by the same deadline and can fail a moment before this run's own timer
+        // fires; a run that fails at its deadline failed because of it.
+        const atDeadline = deadlineMs !== undefined && Date.now() >= context.runtime.deadline_at! * 1000 - 1;
+        if (
+          (overran && (body.type === "run.failed" || body.type === "run.completed")) ||
+          (atDeadline && body.type === "run.failed")
+        ) {
           yield stamp({
             type: "run.failed",
             data: { code: RUN_FAILURE_CODES.TIMEOUT, error: "the run passed its deadline", retryable: true },
@@ -195,7 +220,8 @@ export class KeelRunner {
   }): Promise<void> {
     const { context, agent, queue, signal } = options;
     const streaming = context.delivery.supports_streaming;
-    const waiting = context.state.runner[SUSPENDED_RUN_KEY];
+    const scope = suspensionScopeOf(context);
+    const waiting = context.state[scope][SUSPENDED_RUN_KEY];
     let chunks: AsyncIterable<RunStreamChunk> | undefined;
     let resumedRunId: string | undefined;
     if (typeof waiting === "string" && waiting.length > 0) {
@@ -213,7 +239,11 @@ export class KeelRunner {
       // The host's span, so a tracing event bus makes this run's span its child across the process boundary.
       ...(traceContext ? { traceContext } : {}),
     });
-    const mapper = new KeelResultMapper({ streaming, ...(resumedRunId ? { resumedRunId } : {}) });
+    const mapper = new KeelResultMapper({
+      streaming,
+      suspensionScope: scope,
+      ...(resumedRunId ? { resumedRunId } : {}),
+    });
     for await (const chunk of chunks) for (const body of mapper.map(chunk)) queue.push(body);
   }
 
@@ -347,6 +377,17 @@ function sessionIdOf(agentId: string, context: AgentRunContext): string | undefi
   if (!conversation) return undefined;
   const thread = context.conversation?.thread_id ?? context.context.thread_id;
   return `host:${agentId}:${conversation}${thread ? `:${thread}` : ""}`;
+}
+
+/**
+ * Where a suspended run's id is kept: the conversation's state, so each conversation of a binding waits on its own
+ * run — when the run has a conversation and the host keeps that scope for it, which the host shows by its
+ * snapshot (a host seeds an enabled conversation scope with `external.conversation_id`). Otherwise the runner
+ * scope, shared by the binding: a suspension is still resumed, by the binding's next event.
+ */
+function suspensionScopeOf(context: AgentRunContext): StateScope {
+  const conversation = context.conversation?.conversation_id ?? context.context.conversation_id;
+  return conversation && Object.keys(context.state.conversation).length > 0 ? "conversation" : "runner";
 }
 
 function errorText(error: unknown): string {

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
 import { ActionChannel, type ActionChannelOptions } from "../transport/action-channel.js";
 import type { MessageTransport } from "../transport/transport.js";
-import { createWebSocketTransport, webSocketMaxPayload } from "../transport/websocket-transport.js";
+import { createWebSocketTransport, webSocketLimitOptions } from "../transport/websocket-transport.js";
 import { KeelRunner, type KeelRunnerOptions } from "./keel-runner.js";
 
 /** Options of the action channel a runner serves on, besides its transport. */
@@ -46,7 +46,7 @@ export async function listenKeelRunner(
     host: address.hostname,
     port: Number(address.port || 80),
     path: address.pathname,
-    maxPayload: webSocketMaxPayload(),
+    ...webSocketLimitOptions(),
   });
   await once(server, "listening");
   const channels = new Set<ActionChannel>();

@@ -2,7 +2,8 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
-import { createWebSocketTransport, webSocketMaxPayload } from "./websocket-transport.js";
+import type { TransportProblem } from "./transport.js";
+import { createWebSocketTransport, webSocketLimitOptions } from "./websocket-transport.js";
 
 const servers: WebSocketServer[] = [];
 
@@ -10,7 +11,7 @@ async function connect(serverLimit: number) {
   const server = new WebSocketServer({
     host: "127.0.0.1",
     port: 0,
-    maxPayload: webSocketMaxPayload({ maxMessageBytes: serverLimit }),
+    ...webSocketLimitOptions({ maxMessageBytes: serverLimit }),
   });
   servers.push(server);
   await once(server, "listening");
@@ -18,10 +19,11 @@ async function connect(serverLimit: number) {
   const client = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`);
   const [[serverSocket]] = await Promise.all([accepted, once(client, "open")]);
   const received: string[] = [];
+  const problems: TransportProblem[] = [];
   let closedWith: Error | undefined | "open" = "open";
   createWebSocketTransport(serverSocket, { limits: { maxMessageBytes: serverLimit } }).start({
     message: (text) => void received.push(text),
-    problem: () => {},
+    problem: (problem) => void problems.push(problem),
     close: (error) => {
       closedWith = error;
     },
@@ -34,7 +36,7 @@ async function connect(serverLimit: number) {
   }) as typeof client.send;
   const sender = createWebSocketTransport(client);
   sender.start({ message: () => {}, problem: () => {}, close: () => {} });
-  return { sender, received, sends, closed: () => closedWith };
+  return { sender, client, received, problems, sends, closed: () => closedWith };
 }
 
 afterEach(async () => {
@@ -67,5 +69,21 @@ describe("WebSocket framing", () => {
     sender.send("x".repeat(300 * 1024));
     await expect.poll(() => closed() !== "open").toBe(true);
     expect(String(closed())).toContain("Max payload size exceeded");
+  });
+
+  it("takes a message of 4,096 fragments and refuses one of 4,097 with a typed problem, closing the socket", async () => {
+    const { client, received, problems, closed } = await connect(16 * 1024 * 1024);
+    const fragments = (count: number, letter: string) => {
+      for (let index = 0; index < count; index++)
+        client.send(letter, { binary: false, fin: index === count - 1 });
+    };
+    fragments(4096, "a");
+    await expect.poll(() => received.length).toBe(1);
+    expect(received[0]).toBe("a".repeat(4096));
+    fragments(4097, "b");
+    await expect.poll(() => closed() !== "open").toBe(true);
+    expect(problems).toEqual([{ kind: "too_many_fragments", message: expect.stringContaining("fragments") }]);
+    expect(closed()).toMatchObject({ name: "TransportLimitError", kind: "too_many_fragments" });
+    expect(received).toHaveLength(1);
   });
 });

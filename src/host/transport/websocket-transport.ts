@@ -1,4 +1,4 @@
-import type { RawData, WebSocket } from "ws";
+import { type ClientOptions, type RawData, WebSocket } from "ws";
 import {
   checkOutgoingSize,
   DEFAULT_TRANSPORT_LIMITS,
@@ -6,7 +6,9 @@ import {
   splitUtf8,
   TransportClosedError,
   type TransportEvents,
+  TransportLimitError,
   type TransportLimits,
+  type TransportProblemKind,
   WEBSOCKET_CHUNK_BYTES,
 } from "./transport.js";
 
@@ -44,7 +46,14 @@ export function createWebSocketTransport(
         ? undefined
         : new TransportClosedError(`the WebSocket closed (${code} ${reason.toString()})`),
     );
-  const onError = (error: Error) => finish(error);
+  const onError = (error: Error) => {
+    // `ws` refuses a message over its bounds and closes the connection (1009, 1008): a frame boundary lost in
+    // the middle of a message cannot be found again, so dropping just that message is not possible here.
+    const kind = LIMIT_ERRORS[(error as { code?: string }).code ?? ""];
+    if (kind === undefined) return finish(error);
+    events?.problem({ kind, message: error.message });
+    finish(new TransportLimitError(kind, `the WebSocket was closed: ${error.message}`));
+  };
   const onMessage = (data: RawData, isBinary: boolean) => {
     const text = isBinary ? undefined : rawText(data);
     if (text === undefined) {
@@ -85,9 +94,59 @@ export function createWebSocketTransport(
   };
 }
 
+const LIMIT_ERRORS: Record<string, TransportProblemKind> = {
+  WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: "message_too_large",
+  WS_ERR_TOO_MANY_BUFFERED_PARTS: "too_many_fragments",
+};
+
 /** The `maxPayload` a socket or server needs so that a whole message within the limits always fits. */
 export function webSocketMaxPayload(limits: Partial<TransportLimits> = {}): number {
   return (limits.maxMessageBytes ?? DEFAULT_TRANSPORT_LIMITS.maxMessageBytes) + 1024;
+}
+
+/**
+ * The options a `ws` socket or server needs for the limits: the message size bound and the fragment count
+ * bound are checked as frames arrive, before a message is assembled.
+ */
+export function webSocketLimitOptions(limits: Partial<TransportLimits> = {}): {
+  maxPayload: number;
+  maxFragments: number;
+} {
+  return {
+    maxPayload: webSocketMaxPayload(limits),
+    maxFragments: limits.maxFragments ?? DEFAULT_TRANSPORT_LIMITS.maxFragments,
+  };
+}
+
+/**
+ * Opens a WebSocket to `url` with the limits' bounds, resolving once it is open; a refused or failed handshake
+ * (10 s by default) rejects.
+ */
+export function openWebSocket(
+  url: string,
+  options: ClientOptions & { limits?: Partial<TransportLimits> } = {},
+): Promise<WebSocket> {
+  const { limits, ...clientOptions } = options;
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, {
+      handshakeTimeout: 10_000,
+      perMessageDeflate: false,
+      ...webSocketLimitOptions(limits),
+      ...clientOptions,
+    });
+    const onOpen = () => {
+      socket.off("error", onError);
+      resolve(socket);
+    };
+    const onError = (error: Error) => {
+      socket.off("open", onOpen);
+      // `ws` tears a failed handshake down itself; a later error of the dead socket has nowhere to go.
+      socket.on("error", () => {});
+      reject(error);
+    };
+    socket.once("open", onOpen);
+    socket.once("error", onError);
+  });
 }
 
 function rawText(data: RawData): string {

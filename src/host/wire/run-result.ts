@@ -160,6 +160,8 @@ export function isKnownResultType(type: string): type is AgentRunResultType {
 
 /** Reads one result from the wire. Never throws: a bad result is `{ok: false, error}` naming what is wrong. */
 export function parseRunResult(value: unknown): ParsedRunResult {
+  const delta = plainDelta(value);
+  if (delta) return { ok: true, result: delta };
   const envelope = AgentRunResultEnvelopeSchema.safeParse(value);
   if (!envelope.success) return { ok: false, error: describeIssues(envelope.error) };
   const { run_id, type, data, sequence, timestamp, usage } = envelope.data;
@@ -171,6 +173,46 @@ export function parseRunResult(value: unknown): ParsedRunResult {
   const payload = RESULT_PAYLOAD_SCHEMAS[type].safeParse(data);
   if (!payload.success) return { ok: false, error: `${type}: ${describeIssues(payload.error)}` };
   return { ok: true, result: { ...header, type, data: payload.data } as AgentRunResult };
+}
+
+const DELTA_KEYS = new Set(["role", "content", "msg_sequence", "is_final", "all_content"]);
+const ENVELOPE_KEYS = new Set(["run_id", "type", "data", "sequence", "timestamp"]);
+
+/**
+ * A `message.delta` of plain text, read without the schemas: the stream's most frequent result, so its parse is
+ * most of a host's cost per result. Anything beyond the plain shape (a usage, tool calls, content parts, another
+ * field) returns undefined and goes through the schemas, which give the same result for the plain shape.
+ */
+function plainDelta(value: unknown): AgentRunResult | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const envelope = value as Record<string, unknown>;
+  if (envelope.type !== "message.delta" || typeof envelope.run_id !== "string") return undefined;
+  const { sequence, timestamp } = envelope;
+  if (sequence != null && !Number.isSafeInteger(sequence)) return undefined;
+  if (timestamp != null && !Number.isSafeInteger(timestamp)) return undefined;
+  for (const key in envelope) if (!ENVELOPE_KEYS.has(key)) return undefined;
+  const data = envelope.data as Record<string, unknown> | undefined;
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return undefined;
+  for (const key in data) if (key !== "chunk") return undefined;
+  const chunk = data.chunk as Record<string, unknown> | undefined;
+  if (typeof chunk !== "object" || chunk === null || Array.isArray(chunk)) return undefined;
+  for (const key in chunk) if (!DELTA_KEYS.has(key)) return undefined;
+  const { role, content, msg_sequence: msgSequence, is_final: isFinal, all_content: allContent } = chunk;
+  if (typeof role !== "string") return undefined;
+  if (content != null && typeof content !== "string") return undefined;
+  if (allContent != null && typeof allContent !== "string") return undefined;
+  if (msgSequence !== undefined && !Number.isSafeInteger(msgSequence)) return undefined;
+  if (isFinal !== undefined && typeof isFinal !== "boolean") return undefined;
+  const result: AgentRunResult = {
+    run_id: envelope.run_id,
+    type: "message.delta",
+    data: {
+      chunk: { ...chunk, role, is_final: isFinal ?? false, msg_sequence: (msgSequence as number) ?? 0 },
+    },
+  };
+  if (sequence != null) result.sequence = sequence as number;
+  if (timestamp != null) result.timestamp = timestamp as number;
+  return result;
 }
 
 /** A result to send; `run_id`, `sequence` and `timestamp` are stamped by whoever sends it. */
