@@ -19,56 +19,13 @@ export async function readModelStream(
   sink: ModelStreamSink,
   read: { scope: CancelScope; fallbackModel: string },
 ): Promise<ModelResponse> {
-  const { scope, fallbackModel } = read;
-  let text = "";
-  const toolCalls: ToolCall[] = [];
-  let reasoning: ReasoningPart[] | null = null;
-  let reasoningText = "";
-  let usage: ModelUsage | undefined;
-  let stopReason: ModelResponse["stopReason"] = "unknown";
-  let model = fallbackModel;
-  let partial: { id: string; name: string; text: string }[] | null = null;
+  // The parts are folded by a reader object: this frame is suspended at every part, and V8 copies an async
+  // frame's registers at each suspension and allocates them at each call, so it holds only what the loop needs.
+  const reader = new StreamReader(sink, read.fallbackModel);
+  const scope = read.scope;
   try {
     for await (const part of parts) {
-      switch (part.type) {
-        case "text-delta":
-          if (part.text.length === 0) break;
-          text += part.text;
-          sink.onTextDelta(part.text);
-          break;
-        case "reasoning-delta":
-          reasoningText += part.text;
-          sink.onReasoningDelta?.(part.text);
-          break;
-        case "reasoning":
-          if (reasoning === null) reasoning = [];
-          reasoning.push(part.reasoning);
-          break;
-        case "tool-call-delta": {
-          partial ??= [];
-          let entry = partial[part.index];
-          if (entry === undefined) {
-            entry = { id: "", name: "", text: "" };
-            partial[part.index] = entry;
-          }
-          if (part.id) entry.id = part.id;
-          if (part.name) entry.name += part.name;
-          entry.text += part.argumentsDelta;
-          break;
-        }
-        case "tool-call":
-          toolCalls.push(toToolCall(part.id, part.name, part.arguments));
-          break;
-        case "usage":
-          usage = part.usage;
-          break;
-        case "finish":
-          stopReason = part.stopReason;
-          if (part.model) model = part.model;
-          break;
-        case "error":
-          throw part.error;
-      }
+      reader.add(part);
       if (scope.cancelled) break;
     }
   } catch (error) {
@@ -80,12 +37,96 @@ export async function readModelStream(
       },
     );
   }
-  if (partial !== null) {
-    for (const entry of partial) if (entry) toolCalls.push(toToolCall(entry.id, entry.name, entry.text));
+  return reader.response();
+}
+
+/** The response a model stream adds up to, part by part. */
+class StreamReader {
+  private text = "";
+  // The first tool call on its own: the usual answer has one, and an array made here is held by the transcript
+  // for the rest of the run, so it is made once, at its final size.
+  private firstCall: ToolCall | null = null;
+  private moreCalls: ToolCall[] | null = null;
+  private reasoning: ReasoningPart[] | null = null;
+  private reasoningText = "";
+  private usage: ModelUsage | undefined = undefined;
+  private stopReason: ModelResponse["stopReason"] = "unknown";
+  private partial: { id: string; name: string; text: string }[] | null = null;
+
+  constructor(
+    private readonly sink: ModelStreamSink,
+    private model: string,
+  ) {}
+
+  add(part: ModelStreamPart): void {
+    switch (part.type) {
+      case "text-delta":
+        if (part.text.length === 0) break;
+        this.text += part.text;
+        this.sink.onTextDelta(part.text);
+        break;
+      case "reasoning-delta":
+        this.reasoningText += part.text;
+        this.sink.onReasoningDelta?.(part.text);
+        break;
+      case "reasoning":
+        if (this.reasoning === null) this.reasoning = [];
+        this.reasoning.push(part.reasoning);
+        break;
+      case "tool-call-delta": {
+        this.partial ??= [];
+        let entry = this.partial[part.index];
+        if (entry === undefined) {
+          entry = { id: "", name: "", text: "" };
+          this.partial[part.index] = entry;
+        }
+        if (part.id) entry.id = part.id;
+        if (part.name) entry.name += part.name;
+        entry.text += part.argumentsDelta;
+        break;
+      }
+      case "tool-call":
+        this.addCall(toToolCall(part.id, part.name, part.arguments));
+        break;
+      case "usage":
+        this.usage = part.usage;
+        break;
+      case "finish":
+        this.stopReason = part.stopReason;
+        if (part.model) this.model = part.model;
+        break;
+      case "error":
+        throw part.error;
+    }
   }
-  if (reasoningText && reasoning === null) reasoning = [{ type: "reasoning", text: reasoningText }];
-  if (toolCalls.length > 0 && stopReason === "unknown") stopReason = "tool_use";
-  return { text, toolCalls, reasoning: reasoning ?? EMPTY_REASONING, usage, stopReason, model };
+
+  private addCall(call: ToolCall): void {
+    if (this.firstCall === null) this.firstCall = call;
+    else if (this.moreCalls === null) this.moreCalls = [call];
+    else this.moreCalls.push(call);
+  }
+
+  response(): ModelResponse {
+    if (this.partial !== null) {
+      for (const entry of this.partial) if (entry) this.addCall(toToolCall(entry.id, entry.name, entry.text));
+    }
+    const first = this.firstCall;
+    const more = this.moreCalls;
+    const toolCalls: ToolCall[] = first === null ? [] : more === null ? [first] : [first, ...more];
+    let reasoning = this.reasoning;
+    if (this.reasoningText && reasoning === null)
+      reasoning = [{ type: "reasoning", text: this.reasoningText }];
+    let stopReason = this.stopReason;
+    if (toolCalls.length > 0 && stopReason === "unknown") stopReason = "tool_use";
+    return {
+      text: this.text,
+      toolCalls,
+      reasoning: reasoning ?? EMPTY_REASONING,
+      usage: this.usage,
+      stopReason,
+      model: this.model,
+    };
+  }
 }
 
 const EMPTY_REASONING: ReasoningPart[] = [];

@@ -27,7 +27,7 @@ import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { hasLazyContainers } from "./create-run-context.js";
 import { type StickyAction, sessionStickyDecision, stickToSession } from "./decisions.js";
 import { FunctionInvocationContext } from "./function-invocation-context.js";
-import { ModelCallRequest } from "./model-call-request.js";
+import { buildModelRequest } from "./model-call-request.js";
 import { PhaseContext } from "./phase-context.js";
 import { readModelStream } from "./read-model-stream.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
@@ -70,7 +70,6 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   sticky: Map<string, StickyAction> | null = null;
   private consecutiveErrors = 0;
   private lastText = "";
-  private requestedTools: readonly string[] = EMPTY;
   private stepCalls: readonly ToolCall[] = EMPTY_CALLS;
   private signatures: string[] = [];
   private stepDeadline: Deadline | null = null;
@@ -243,7 +242,6 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     const step = ++this.step;
     this.stepStartLength = this.ctx.transcript.length;
     this.lastText = "";
-    this.requestedTools = EMPTY;
     this.stepCalls = EMPTY_CALLS;
     this.log.emit("step.started", { step });
     const timeoutMs = this.limits.stepTimeoutMs;
@@ -295,7 +293,6 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     // one result (the transcript stays valid for the session's next run), then ends the run.
     this.lastText = answer.text;
     this.stepCalls = answer.calls;
-    this.requestedTools = answer.calls.map((call) => call.name);
     this.log.emit("step.started", { step: this.step, resumed: true });
     const timeoutMs = this.limits.stepTimeoutMs;
     this.stepDeadline = timeoutMs > 0 ? deadlines.add(timeoutMs, this.onStepTimeout) : null;
@@ -348,7 +345,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
           totalTokens: usage.totalTokens,
           consecutiveErrors: this.consecutiveErrors,
           lastText: this.lastText,
-          requestedTools: this.requestedTools,
+          requestedTools: this.stepCalls.map((call) => call.name),
           recentSignatures: this.signatures,
         });
     if (decision !== null) throw new TerminateRun({ type: "stopped", value: decision.type });
@@ -356,47 +353,23 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     if (this.budget.active) this.budget.check(step);
   }
 
-  async callLlm(overrides: Partial<ModelRequest> = {}): Promise<ModelResponse> {
+  async callLlm(overrides: Partial<ModelRequest> = NO_OVERRIDES): Promise<ModelResponse> {
     this.checkpointBoundary();
     if (this.owesCheckpoint) await this.checkpoint("tools");
-    const agent = this.agent;
-    const request = new ModelCallRequest(
-      overrides.messages ?? this.ctx.transcript,
-      overrides.options ?? agent.modelOptions,
-      this.scope,
-    );
-    const system = overrides.system ?? this.systemPrompt();
-    if (system !== undefined) request.system = system;
-    const tools = overrides.tools ?? (agent.toolSpecs.length > 0 ? agent.toolSpecs : undefined);
-    if (tools !== undefined) request.tools = tools;
-    if (overrides.toolChoice !== undefined) request.toolChoice = overrides.toolChoice;
-    // A run with an output type asks providers with a native structured mode for it; a pattern's own
-    // call can ask for another schema, or for none by passing `outputSchema: undefined`.
-    const outputSchema = "outputSchema" in overrides ? overrides.outputSchema : this.runOutputSchema();
-    if (outputSchema !== undefined) request.outputSchema = outputSchema;
-    const clientKwargs = this.request.clientKwargs;
-    if (clientKwargs !== undefined) request.clientKwargs = clientKwargs;
-    const hooks = agent.hooks;
+    // The work around the model is done by sync methods: this frame is allocated per call, copied per await.
+    const request = buildModelRequest(this, overrides);
+    const hooks = this.agent.hooks;
     if (hooks.beforeInference.length > 0) {
-      const context = this.hookContext("beforeInference");
-      context.request = request;
-      await hooks.run("beforeInference", context);
+      await hooks.run("beforeInference", this.inferenceContext("beforeInference", request));
       this.checkpointBoundary();
     }
-    if (this.budget.active) this.budget.check(this.step, this.budget.projectInputTokens(request));
-    const { modelId: model, provider } = agent.model;
-    this.log.emit("llm.called", { model, hasTools: (request.tools?.length ?? 0) > 0, provider });
+    const startedAt = this.modelCalled(request);
     let response: ModelResponse;
-    const startedAt = performance.now();
-    const chat = agent.middleware.chat;
-    if (chat.length > 0) {
+    if (this.agent.middleware.chat.length > 0) {
       response = await callThroughChatMiddleware(this, request);
     } else {
       try {
-        response = await readModelStream(agent.model.stream(request), this, {
-          scope: this.scope,
-          fallbackModel: agent.model.modelId,
-        });
+        response = await readModelStream(this.agent.model.stream(request), this, this);
       } catch (error) {
         this.ctx.usage.llmCalls++;
         if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
@@ -404,16 +377,37 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
       }
     }
     this.checkpointBoundary();
-    const usage = this.ctx.usage;
-    if (chat.length === 0) accumulateUsage(usage, response.usage, agent.pricing);
+    if (this.agent.middleware.chat.length === 0) {
+      accumulateUsage(this.ctx.usage, response.usage, this.agent.pricing);
+    }
     this.lastText = response.text;
     if (hooks.afterInference.length > 0) {
-      const context = this.hookContext("afterInference");
-      context.request = request;
-      context.response = response;
-      await hooks.run("afterInference", context);
+      await hooks.run("afterInference", this.inferenceContext("afterInference", request, response));
     }
-    this.requestedTools = response.toolCalls.length > 0 ? response.toolCalls.map((call) => call.name) : EMPTY;
+    return this.modelCallEnded(response, startedAt);
+  }
+
+  private inferenceContext(phase: Phase, request: ModelRequest, response?: ModelResponse): PhaseContext {
+    const context = this.hookContext(phase);
+    context.request = request;
+    if (response !== undefined) context.response = response;
+    return context;
+  }
+
+  /** The budget is checked and `llm.called` emitted; returns when the call started. */
+  private modelCalled(request: ModelRequest): number {
+    if (this.budget.active) this.budget.check(this.step, this.budget.projectInputTokens(request));
+    const { modelId: model, provider } = this.agent.model;
+    this.log.emit("llm.called", { model, hasTools: (request.tools?.length ?? 0) > 0, provider });
+    return performance.now();
+  }
+
+  /** The model whose stream names none (for `readModelStream`). */
+  get fallbackModel(): string {
+    return this.agent.model.modelId;
+  }
+
+  private modelCallEnded(response: ModelResponse, startedAt: number): ModelResponse {
     this.stepCalls = response.toolCalls;
     this.log.emit("llm.finished", {
       model: response.model,
@@ -421,6 +415,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
       stopReason: response.stopReason,
       durationMs: performance.now() - startedAt,
     });
+    const usage = this.ctx.usage;
     // A copy: the run's totals go on changing after this event is logged.
     this.log.emit("usage.updated", { usage: { ...usage, costBreakdown: { ...usage.costBreakdown } } });
     if (this.budget.active) this.budget.check(this.step);
@@ -439,7 +434,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   }
 
   /** The run's output type as a model output schema, when it has one that JSON Schema can describe. */
-  private runOutputSchema(): ModelOutputSchema | undefined {
+  runOutputSchema(): ModelOutputSchema | undefined {
     const ctx = this.ctx;
     if (hasLazyContainers(ctx) && !ctx.hasScratch) return undefined;
     const schema = ctx.scratch.outputSchema as Record<string, unknown> | undefined;
@@ -598,3 +593,4 @@ const EMPTY_SET: ReadonlySet<string> = new Set();
 function noop(): void {}
 
 const APPEND_RESULTS = Object.freeze({ appendResults: true });
+const NO_OVERRIDES: Partial<ModelRequest> = Object.freeze({});

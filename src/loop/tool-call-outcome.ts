@@ -131,8 +131,11 @@ const NOT_JSON = Symbol("not JSON");
  * with no JSON form fails the call with a typed error the model sees; the run goes on.
  */
 function asJson(driver: RunDriver, entry: StagedCall, output: unknown): unknown | typeof NOT_JSON {
-  // Most results are text: nothing to walk, nothing to allocate.
-  if (typeof output === "string" || output === undefined) return output;
+  // Most results are text or a plain scalar: nothing to walk, nothing to allocate.
+  if (typeof output === "string" || output === undefined || output === null || typeof output === "boolean") {
+    return output;
+  }
+  if (typeof output === "number" && Number.isFinite(output)) return output;
   const converted = toJsonValue(output);
   if (converted.ok) return converted.value;
   const { state } = entry;

@@ -1,6 +1,11 @@
 import type { ToolCallState } from "../contracts/hook.js";
 import type { ToolCall } from "../contracts/message.js";
-import { type BatchToolExecutor, isBatchToolExecutor, type ToolExecutionResult } from "../contracts/tool.js";
+import {
+  type BatchToolExecutor,
+  isBatchToolExecutor,
+  type Tool,
+  type ToolExecutionResult,
+} from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { BatchToolCalls, groupBatchCalls } from "../tools/batch-tool-calls.js";
 import { executeToolCall } from "../tools/execute-tool-call.js";
@@ -47,170 +52,266 @@ export async function executeToolStage(
   calls: readonly ToolCall[],
   options: ToolStageOptions,
 ): Promise<ToolCallState[]> {
-  // Sized up front: a parked run holds these while its tools run, and a pushed-to `[]` grows to 17 slots.
-  const staged: StagedCall[] = new Array(calls.length);
-  const allowed: StagedCall[] = new Array(calls.length);
-  let allowedCount = 0;
-  let blockedReason: string | null = null;
-  let limitReached = false;
-  const maxToolCalls = driver.limits.maxToolCalls;
-  const states: ToolCallState[] = new Array(calls.length);
-  for (let index = 0; index < calls.length; index++) {
-    const call = calls[index]!;
-    // A resumed step's call comes back with the status its checkpoint recorded; every change from there on is
-    // a transition.
-    const status = options.prior?.get(call.id)?.status ?? "new";
-    const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status };
-    states[index] = state;
-    staged[index] = { state, tool: driver.agent.tools[call.name], context: undefined };
-  }
-  driver.inFlight = states;
+  // This frame is allocated per step and copied at every await, so what the stage carries lives in `stage` and
+  // every branch the usual step does not take is a function of its own.
+  const stage = new ToolStage(driver, calls, options.prior);
+  driver.inFlight = stage.states;
   // A stop asked for before the stage (an afterInference hook) runs none of the calls; each still gets its one
   // result, so the transcript stays valid for the session's next run.
-  const stopAsked = driver.stopRequested;
-  if (stopAsked !== null && options.prior === undefined) {
-    for (const state of states)
-      fail(driver, state, { code: ERROR_CODES.TOOL_CANCELLED, message: NOT_EXECUTED, status: "cancelled" });
-    if (options.appendResults) appendResults(driver, states);
-    throw new TerminateRun({ type: "behavior_requested", value: stopAsked });
-  }
+  if (driver.stopRequested !== null && options.prior === undefined) refuseAll(driver, stage.states, options);
   // Durable runs: the model's answer (already in the transcript) is checkpointed before any call runs.
   if (driver.durable && options.prior === undefined) await driver.checkpoint("tools");
 
   // Stage 1: ToolGate, serially, in the order the model issued the calls.
   for (let index = 0; index < calls.length; index++) {
-    const call = calls[index]!;
-    const entry = staged[index]!;
-    const state = entry.state;
-    const prior = options.prior?.get(call.id);
-    if (prior !== undefined && restorePrior(driver, entry, prior)) continue;
-    if (blockedReason !== null || limitReached || driver.scope.cancelled) {
-      fail(driver, state, { code: ERROR_CODES.TOOL_CANCELLED, message: INTERRUPTED });
-      continue;
-    }
-    const admitted = admit(driver, entry, call);
-    if (typeof admitted === "boolean" ? admitted : await admitted) continue;
-    // The effective permission policy first: nothing a hook or an approval says lifts its refusal.
-    const verdict = driver.policy === undefined ? undefined : verdictOf(driver, state.toolId);
-    if (verdict?.effect === "deny") {
-      refuse(driver, state, verdict);
-      continue;
-    }
-    if (maxToolCalls !== undefined && driver.ctx.usage.toolCalls + allowedCount >= maxToolCalls) {
-      limitReached = true;
-      fail(driver, state, {
-        code: ERROR_CODES.MAX_STEPS,
-        message: `Tool call limit (${maxToolCalls}) reached; the call was not run`,
-      });
-      continue;
-    }
-    const decision = needsGate(driver, entry, verdict) ? await gate(driver, entry, verdict) : undefined;
-    if (decision === "refused") continue;
-    switch (decision?.action) {
-      case undefined:
-      case "allow":
-        allowed[allowedCount++] = entry;
-        break;
-      case "suspend":
-        suspend(driver, state, {
-          reason: decision.reason,
-          resumeMode: decision.resumeMode ?? "replay_tool_call",
-          responseSchema: decision.responseSchema,
-        });
-        break;
-      case "setResult":
-        succeed(driver, entry, decision.result);
-        break;
-      case "block":
-        blockedReason = decision.reason;
-        fail(driver, state, { code: ERROR_CODES.RUN_BLOCKED, message: `Blocked: ${decision.reason}` });
-        break;
-    }
+    const gated = gateCall(stage, index, calls[index]!);
+    if (gated !== undefined) await gated;
   }
 
   // A resumed step's decisions are checkpointed before anything they allowed runs.
   if (driver.durable && options.prior !== undefined) await driver.checkpoint("tools");
 
   // Stages 2 and 3: BeforeToolExecute, execute (through function middleware), AfterToolExecute.
-  allowed.length = allowedCount;
-  let terminated = false;
-  if (allowedCount > 0) {
-    const executor = driver.agent.toolExecutor;
-    const middleware = driver.agent.middleware.function;
+  const allowed = stage.allowed;
+  allowed.length = stage.allowedCount;
+  if (allowed.length > 1 && isBatchToolExecutor(driver.agent.toolExecutor)) {
+    stage.terminated = await executeAllTogether(driver, allowed);
+  } else if (allowed.length > 0) {
     // Several calls of a tool that batches natively run as one invokeBatch, where the first of them is.
-    const batches = groupBatchCalls(allowed, (entry) => ({ toolId: entry.state.toolId, tool: entry.tool }));
-    if (isBatchToolExecutor(executor) && allowed.length > 1) {
-      const together = batches === undefined ? executor : new BatchToolCalls(executor);
-      terminated = await executeTogether(driver, allowed, together);
-    } else {
-      // Calls allowed before a block still run: a block interrupts only the calls after it.
-      let stop = false;
-      const lastIndex = allowed.length - 1;
-      for (let index = 0; index <= lastIndex; index++) {
-        const entry = allowed[index]!;
-        const batch = batches?.groups.get(entry);
-        if (batch === undefined && batches?.members.has(entry)) continue;
-        if (stop || driver.scope.cancelled) {
-          for (const call of batch ?? [entry])
-            fail(driver, call.state, { code: ERROR_CODES.TOOL_CANCELLED, message: INTERRUPTED });
-          continue;
-        }
-        if (batch !== undefined) {
-          if (await executeTogether(driver, batch, new BatchToolCalls(executor))) terminated = stop = true;
-          if (batch.some((call) => call.state.status === "suspended")) stop = true;
-          if (driver.durable && index < lastIndex) await driver.checkpoint("tools");
-          continue;
-        }
-        if (hasBeforeExecute(driver, entry)) await beforeExecute(driver, entry);
-        start(driver, entry);
-        if (driver.durable) await markStarted(driver, [entry]);
-        const result =
-          middleware.length > 0
-            ? await invokeThroughMiddleware(middleware, entry.context as FunctionInvocationContext, execute)
-            : await executeToolCall(executor, entry.context!);
-        if (driver.durable && isResumableFailure(result)) {
-          releaseForResume(entry);
-          await driver.checkpoint("tools");
-          throw result.exception;
-        }
-        if (hasAfterExecute(driver, entry)) await settle(driver, entry, result);
-        else settleOutcome(driver, entry, result);
-        // After the stage's last call the checkpoint is owed rather than written: the next boundary (StepEnd, a
-        // suspension, the next model call) writes it before anything else happens.
-        if (driver.durable) {
-          if (index < lastIndex) await driver.checkpoint("tools");
-          else driver.owesCheckpoint = true;
-        }
-        if (entry.state.status === "suspended") stop = true;
-        // A MiddlewareTermination ends the run: the calls after it are interrupted, like after a block.
-        if (middleware.length > 0 && (entry.context as FunctionInvocationContext).terminated) {
-          terminated = true;
-          stop = true;
-        }
+    const batches = groupBatchCalls(allowed, describeStaged);
+    // Calls allowed before a block still run: a block interrupts only the calls after it.
+    let stop = false;
+    const lastIndex = allowed.length - 1;
+    for (let index = 0; index <= lastIndex; index++) {
+      const entry = allowed[index]!;
+      if (batches?.members.has(entry)) {
+        const batch = batches.groups.get(entry);
+        if (batch === undefined) continue;
+        if (stop || driver.scope.cancelled) interrupt(driver, batch);
+        else if (await executeGroup(stage, batch, index < lastIndex)) stop = true;
+        continue;
       }
+      if (stop || driver.scope.cancelled) {
+        interrupt(driver, [entry]);
+        continue;
+      }
+      if (hasBeforeExecute(driver, entry)) await beforeExecute(driver, entry);
+      start(driver, entry);
+      if (driver.durable) await markStarted(driver, [entry]);
+      const result =
+        driver.agent.middleware.function.length > 0
+          ? await invokeThroughMiddleware(
+              driver.agent.middleware.function,
+              entry.context as FunctionInvocationContext,
+              execute,
+            )
+          : await executeToolCall(driver.agent.toolExecutor, entry.context!);
+      if (driver.durable && isResumableFailure(result)) {
+        releaseForResume(entry);
+        await driver.checkpoint("tools");
+        throw result.exception;
+      }
+      if (hasAfterExecute(driver, entry)) await settle(driver, entry, result);
+      else settleOutcome(driver, entry, result);
+      // After the stage's last call the checkpoint is owed rather than written: the next boundary (StepEnd, a
+      // suspension, the next model call) writes it before anything else happens.
+      if (driver.durable) {
+        if (index < lastIndex) await driver.checkpoint("tools");
+        else driver.owesCheckpoint = true;
+      }
+      if (entry.state.status === "suspended") stop = true;
+      if (middlewareEnded(stage, entry)) stop = true;
     }
   }
 
+  const suspended = endStage(stage, options.appendResults);
+  if (suspended !== null) {
+    driver.suspendWith(suspended);
+    // A suspended step always checkpoints, durable or not: a decision resumes the run from it.
+    await driver.checkpoint("suspended");
+    throw new TerminateRun({ type: "suspended" });
+  }
+  if (stage.terminated) throw new TerminateRun({ type: "behavior_requested", value: "middleware" });
+  return stage.states;
+}
+
+/** What one tool stage carries from call to call. */
+class ToolStage {
+  readonly states: ToolCallState[];
+  // Sized up front: a parked run holds these while its tools run, and a pushed-to `[]` grows to 17 slots.
+  readonly staged: StagedCall[];
+  readonly allowed: StagedCall[];
+  allowedCount = 0;
+  blockedReason: string | null = null;
+  limitReached = false;
+  /** Function middleware asked to end the run. */
+  terminated = false;
+
+  constructor(
+    readonly driver: RunDriver,
+    calls: readonly ToolCall[],
+    /** What a checkpoint recorded of these calls (a resumed step). */
+    readonly prior: ToolStageOptions["prior"],
+  ) {
+    const states: ToolCallState[] = new Array(calls.length);
+    const staged: StagedCall[] = new Array(calls.length);
+    for (let index = 0; index < calls.length; index++) {
+      const call = calls[index]!;
+      // A resumed step's call comes back with the status its checkpoint recorded; every change from there on
+      // is a transition.
+      const status = prior?.get(call.id)?.status ?? "new";
+      const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status };
+      states[index] = state;
+      staged[index] = { state, tool: driver.agent.tools[call.name], context: undefined };
+    }
+    this.states = states;
+    this.staged = staged;
+    this.allowed = new Array(calls.length);
+  }
+}
+
+/** Every call fails unrun and the run ends: a stop was asked for before the stage. */
+function refuseAll(driver: RunDriver, states: readonly ToolCallState[], options: ToolStageOptions): never {
+  for (const state of states)
+    fail(driver, state, { code: ERROR_CODES.TOOL_CANCELLED, message: NOT_EXECUTED, status: "cancelled" });
+  if (options.appendResults) appendResults(driver, states);
+  throw new TerminateRun({ type: "behavior_requested", value: driver.stopRequested! });
+}
+
+/** Stage 1 for one call; a promise only when admitting or gating it waits on something. */
+function gateCall(stage: ToolStage, index: number, call: ToolCall): Promise<void> | undefined {
+  const driver = stage.driver;
+  const entry = stage.staged[index]!;
+  const prior = stage.prior?.get(call.id);
+  if (prior !== undefined && restorePrior(driver, entry, prior)) return undefined;
+  if (stage.blockedReason !== null || stage.limitReached || driver.scope.cancelled) {
+    fail(driver, entry.state, { code: ERROR_CODES.TOOL_CANCELLED, message: INTERRUPTED });
+    return undefined;
+  }
+  const admitted = admit(driver, entry, call);
+  if (typeof admitted === "boolean") return admitted ? undefined : decideCall(stage, entry);
+  return admitted.then((done) => (done ? undefined : decideCall(stage, entry)));
+}
+
+/** The policy, the tool-call limit and the ToolGate phase decide on an admitted call. */
+function decideCall(stage: ToolStage, entry: StagedCall): Promise<void> | undefined {
+  const driver = stage.driver;
+  const state = entry.state;
+  // The effective permission policy first: nothing a hook or an approval says lifts its refusal.
+  const verdict = driver.policy === undefined ? undefined : verdictOf(driver, state.toolId);
+  if (verdict?.effect === "deny") {
+    refuse(driver, state, verdict);
+    return undefined;
+  }
+  const maxToolCalls = driver.limits.maxToolCalls;
+  if (maxToolCalls !== undefined && driver.ctx.usage.toolCalls + stage.allowedCount >= maxToolCalls) {
+    stage.limitReached = true;
+    fail(driver, state, {
+      code: ERROR_CODES.MAX_STEPS,
+      message: `Tool call limit (${maxToolCalls}) reached; the call was not run`,
+    });
+    return undefined;
+  }
+  if (!needsGate(driver, entry, verdict)) {
+    stage.allowed[stage.allowedCount++] = entry;
+    return undefined;
+  }
+  return gate(driver, entry, verdict).then((decision) => applyDecision(stage, entry, decision));
+}
+
+function applyDecision(
+  stage: ToolStage,
+  entry: StagedCall,
+  decision: Awaited<ReturnType<typeof gate>>,
+): void {
+  if (decision === "refused") return;
+  const driver = stage.driver;
+  const state = entry.state;
+  switch (decision?.action) {
+    case undefined:
+    case "allow":
+      stage.allowed[stage.allowedCount++] = entry;
+      break;
+    case "suspend":
+      suspend(driver, state, {
+        reason: decision.reason,
+        resumeMode: decision.resumeMode ?? "replay_tool_call",
+        responseSchema: decision.responseSchema,
+      });
+      break;
+    case "setResult":
+      succeed(driver, entry, decision.result);
+      break;
+    case "block":
+      stage.blockedReason = decision.reason;
+      fail(driver, state, { code: ERROR_CODES.RUN_BLOCKED, message: `Blocked: ${decision.reason}` });
+      break;
+  }
+}
+
+function describeStaged(entry: StagedCall): { toolId: string; tool: Tool | undefined } {
+  return { toolId: entry.state.toolId, tool: entry.tool };
+}
+
+/** Calls a block, a suspension or a cancellation before them keeps from running. */
+function interrupt(driver: RunDriver, entries: readonly StagedCall[]): void {
+  for (const entry of entries)
+    fail(driver, entry.state, { code: ERROR_CODES.TOOL_CANCELLED, message: INTERRUPTED });
+}
+
+/** Parallel mode: every allowed call through the batch executor at once (a native batch tool's as one batch). */
+function executeAllTogether(driver: RunDriver, allowed: readonly StagedCall[]): Promise<boolean> {
+  const executor = driver.agent.toolExecutor as BatchToolExecutor;
+  const batches = groupBatchCalls(allowed, describeStaged);
+  return executeTogether(driver, allowed, batches === undefined ? executor : new BatchToolCalls(executor));
+}
+
+/** One native batch tool's calls in sequential mode; whether the calls after them are to be interrupted. */
+async function executeGroup(
+  stage: ToolStage,
+  batch: readonly StagedCall[],
+  beforeLast: boolean,
+): Promise<boolean> {
+  const driver = stage.driver;
+  let stop = false;
+  if (await executeTogether(driver, batch, new BatchToolCalls(driver.agent.toolExecutor))) {
+    stage.terminated = stop = true;
+  }
+  if (batch.some((call) => call.state.status === "suspended")) stop = true;
+  if (driver.durable && beforeLast) await driver.checkpoint("tools");
+  return stop;
+}
+
+/** A MiddlewareTermination ends the run: the calls after it are interrupted, like after a block. */
+function middlewareEnded(stage: ToolStage, entry: StagedCall): boolean {
+  if (stage.driver.agent.middleware.function.length === 0) return false;
+  if (!(entry.context as FunctionInvocationContext).terminated) return false;
+  stage.terminated = true;
+  return true;
+}
+
+/**
+ * After the calls: results appended, the driver told, and the run ended when it was cancelled, blocked or out
+ * of tool calls. Returns the suspended calls, if any (the caller checkpoints them), else null.
+ */
+function endStage(stage: ToolStage, appendsResults: boolean): ToolCallState[] | null {
+  const driver = stage.driver;
+  const states = stage.states;
   // A cancelled run waits for no decision: its suspended calls end cancelled, each with its one result.
   if (driver.scope.cancelled) {
     for (const state of states)
       if (state.status === "suspended")
         fail(driver, state, { code: ERROR_CODES.TOOL_CANCELLED, message: INTERRUPTED, status: "cancelled" });
   }
-  if (options.appendResults) appendResults(driver, states);
+  if (appendsResults) appendResults(driver, states);
   driver.noteToolStep(states);
   driver.refreshPolicy();
   if (driver.scope.cancelled) throw new TerminateRun(driver.scope.termination!);
-  if (blockedReason !== null) throw new TerminateRun({ type: "blocked", value: blockedReason });
-  if (limitReached) throw new TerminateRun({ type: "stopped", value: "max_tool_calls" });
-  if (states.some((state) => state.status === "suspended")) {
-    driver.suspendWith(states.filter((state) => state.status === "suspended"));
-    // A suspended step always checkpoints, durable or not: a decision resumes the run from it.
-    await driver.checkpoint("suspended");
-    throw new TerminateRun({ type: "suspended" });
-  }
-  if (terminated) throw new TerminateRun({ type: "behavior_requested", value: "middleware" });
-  return states;
+  if (stage.blockedReason !== null) throw new TerminateRun({ type: "blocked", value: stage.blockedReason });
+  if (stage.limitReached) throw new TerminateRun({ type: "stopped", value: "max_tool_calls" });
+  return states.some((state) => state.status === "suspended")
+    ? states.filter((state) => state.status === "suspended")
+    : null;
 }
 
 /** The executor of a call that goes through function middleware. */

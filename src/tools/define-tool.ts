@@ -119,8 +119,15 @@ function jsonSchemaValidation<T>(schema: JsonSchema, params: unknown): Validatio
   if (typeof params !== "object" || params === null || Array.isArray(params)) {
     return { ok: false, error: "- (root): expected an object of arguments" };
   }
-  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
-  const missing = required.filter((key) => !(key in params));
-  if (missing.length > 0) return { ok: false, error: missing.map((key) => `- ${key}: required`).join("\n") };
+  // Checked on every call of the tool: a loop, no closure and no array unless a key is missing.
+  const required = schema.required;
+  let missing: string | null = null;
+  if (Array.isArray(required)) {
+    for (const key of required as string[]) {
+      if (key in params) continue;
+      missing = missing === null ? `- ${key}: required` : `${missing}\n- ${key}: required`;
+    }
+  }
+  if (missing !== null) return { ok: false, error: missing };
   return { ok: true, value: params as T };
 }
