@@ -57,7 +57,7 @@ interface SessionData {
   state: Record<string, unknown>;
   /** Made up by the runtime for a request that named no session: nobody can name it but the run's caller. */
   generated: boolean;
-  readonly messages: Message[];
+  messages: Message[];
   readonly artifacts: SessionArtifact[];
   /** Map order is insertion order, which is what `listCheckpoints` reports. Made on the first checkpoint. */
   checkpoints: Map<string, SessionCheckpoint> | null;
@@ -177,8 +177,11 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** Append a run's messages in one go, in order. */
   async appendMessages(sessionId: string, messages: readonly Message[]): Promise<void> {
-    const stored = this.data(sessionId).messages;
-    for (const message of messages) stored.push(message);
+    const data = this.data(sessionId);
+    const stored = data.messages;
+    // A session's first run: a copy of its exact size, where pushing to the empty array would make room for 17.
+    if (stored.length === 0) data.messages = messages.slice();
+    else for (const message of messages) stored.push(message);
   }
 
   /** The session's transcript in order (a new array). */
