@@ -141,7 +141,7 @@ const total = added.reduce((sum, row) => sum + row[2], 0);
 console.log(
   `${Math.round(total)} bytes per parked run in new objects (N = ${n}); per run: bytes, count, what`,
 );
-for (const [key, count, size] of added.slice(0, 80))
+for (const [key, count, size] of added.slice(0, Number(process.env.ROWS ?? 80)))
   console.log(`${size.toFixed(0).padStart(6)} ${count.toFixed(2).padStart(6)} ${key}`);
 release();
 await Promise.all(parked);

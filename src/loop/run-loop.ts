@@ -176,14 +176,19 @@ function runBody(
   if (input.runFolder !== undefined) driver.runFolder = input.runFolder;
   // A pass that agent middleware runs again starts over: the stored transcript is rewritten from its start.
   if (input.resume === undefined) writer.rewind(0);
-  // Reactions rather than one async frame: a run parked on a tool then holds three small reactions, not a
-  // suspended frame with every local of the run's body (S3).
+  // Reactions rather than one async frame: a run parked on a tool then holds two small reactions, not a
+  // suspended frame with every local of the run's body (S3). What comes after the pattern is chained once it
+  // answers, so a parked run holds no link for it.
+  const threw = (thrown: unknown) => endBody(input, parts, endOfThrow(thrown, driver));
   return startPattern(input, driver, ctx)
     .then((first) => runDurably(input, driver, first))
-    .then((output) => afterPattern(input, driver, output))
     .then(
-      (output) => endBody(input, parts, { driver, output, termination: { type: "natural_end" } }),
-      (thrown: unknown) => endBody(input, parts, endOfThrow(thrown, driver)),
+      (output) =>
+        afterPattern(input, driver, output).then(
+          (final) => endBody(input, parts, { driver, output: final, termination: { type: "natural_end" } }),
+          threw,
+        ),
+      threw,
     );
 }
 

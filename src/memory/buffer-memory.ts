@@ -48,16 +48,17 @@ export class BufferMemory implements Memory {
   }
 
   writeback(ctx: RunContext): void {
-    const record: BufferMemoryRecord = {
-      input: ctx.inputText,
-      toolResults: ctx.toolResults.map((entry) => ({ toolId: entry.toolId, result: entry.result })),
-    };
+    const input = ctx.inputText;
+    const toolResults = ctx.toolResults.map((entry) => ({ toolId: entry.toolId, result: entry.result }));
     const output = ctx.scratch.finalOutput;
-    if (output !== undefined) record.output = output;
-    let records = ctx.state[this.stateKey];
+    // Made whole at once: a field added afterwards moves to a side table the session keeps as long as it lives.
+    const record: BufferMemoryRecord =
+      output === undefined ? { input, toolResults } : { input, toolResults, output };
+    const records = ctx.state[this.stateKey];
     if (!Array.isArray(records)) {
-      records = [];
-      ctx.state[this.stateKey] = records;
+      // Made holding the record: an empty array pushed to grows room for seventeen.
+      ctx.state[this.stateKey] = [record];
+      return;
     }
     const list = records as BufferMemoryRecord[];
     // Appended and trimmed in place: the state array is the persisted one, copying it would cost a whole

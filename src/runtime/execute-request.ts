@@ -7,11 +7,11 @@ import {
   type RunRequest,
   type RunResult,
 } from "../contracts/run-types.js";
-import type { EventBus } from "../contracts/runtime-event.js";
+import type { EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
 import { PermanentToolError, RunBusyError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import type { RunEventLog } from "../events/run-event-log.js";
+import type { RunEventLog, RunEventSpill } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { CancelScope } from "../loop/cancel-scope.js";
 import type { ToolDecision } from "../loop/decisions.js";
@@ -48,6 +48,11 @@ export interface ExecuteRequestInput {
   reentrantToken?: symbol;
   /** The runtime made the session up for this run: the store may forget it sooner once idle. */
   generatedSession?: boolean;
+  /**
+   * Called once the run is over, just before its result settles: after its final record is stored, or as a
+   * refused resume rejects. One call at the end rather than a `.finally` link, which a parked run would hold.
+   */
+  onEnd?: () => void;
 }
 
 const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
@@ -75,17 +80,14 @@ export function executeRequest(given: ExecuteRequestInput): Promise<RunResult> {
   // suspended frame (S3).
   // A run that goes on keeps its record untouched until it holds the session and knows it may go on.
   const saved = resume?.sameRun ? Promise.resolve() : sessionManager.saveRun(record);
-  let skillSummaries: Record<string, SessionSkillSummary> | undefined;
   // Continuing a run is exclusive: whoever holds its session may be running it, so such a resume waits for the
   // session only briefly and is then refused. Decisions and the cancelling of a waiting run wait their turn:
   // nobody runs a waiting run, and a process that got there first is told apart once the session is held.
   let wait: ResumeWait | undefined;
+  // As few links as will do: every link still ahead of a parked run is a pending promise it holds (S3).
   return saved
     .then(() => prepareSkills(input))
-    .then((summaries) => {
-      skillSummaries = summaries;
-    })
-    .then(() => {
+    .then((skillSummaries) => {
       const options: SessionScopeOptions = { queueSize: agent.limits.sessionQueueSize };
       if (input.reentrantToken !== undefined) options.reentrantToken = input.reentrantToken;
       if (input.generatedSession === true) options.generated = true;
@@ -103,17 +105,26 @@ export function executeRequest(given: ExecuteRequestInput): Promise<RunResult> {
         options,
       );
     })
-    .then(undefined, (error: unknown) => {
-      const busy = wait?.end();
-      const refusal = error instanceof ResumeRefused ? error.error : busy;
-      if (refusal !== undefined) {
-        // The log ends without `run.finished`: the run never started, and its readers get the refusal.
-        input.log.close(refusal);
-        throw refusal;
-      }
-      return failedBeforeLoop(input, error);
-    })
-    .then((result) => finish(input, stored, result));
+    .then(
+      (result) => finish(input, stored, result),
+      (error: unknown) => {
+        let result: RunResult;
+        try {
+          const busy = wait?.end();
+          const refusal = error instanceof ResumeRefused ? error.error : busy;
+          if (refusal !== undefined) {
+            // The log ends without `run.finished`: the run never started, and its readers get the refusal.
+            input.log.close(refusal);
+            throw refusal;
+          }
+          result = failedBeforeLoop(input, error);
+        } catch (thrown) {
+          input.onEnd?.();
+          throw thrown;
+        }
+        return finish(input, stored, result);
+      },
+    );
 }
 
 /**
@@ -380,8 +391,20 @@ async function storeWaiting(input: ExecuteRequestInput, record: RunRecord, resul
   }
 }
 
-/** Close the log and store the run's events and final record. */
+/** Close the log and store the run's events and final record; then the run is over (`onEnd`). */
 async function finish(input: ExecuteRequestInput, stored: StoredRun, result: RunResult): Promise<RunResult> {
+  try {
+    return await storeFinished(input, stored, result);
+  } finally {
+    input.onEnd?.();
+  }
+}
+
+async function storeFinished(
+  input: ExecuteRequestInput,
+  stored: StoredRun,
+  result: RunResult,
+): Promise<RunResult> {
   const { record } = stored;
   const { log, request, sessionManager } = input;
   log.close();
@@ -428,15 +451,26 @@ async function finish(input: ExecuteRequestInput, stored: StoredRun, result: Run
  */
 function spillEvents(input: ExecuteRequestInput, stored: { folder?: RunFolder }): void {
   const { sessionManager, request } = input;
-  const runId = request.runId;
-  input.log.spillTo({
-    limit: input.agent.limits.eventQueueSize,
-    append: async (events) => {
-      await sessionManager.appendEvents(runId, events);
-      stored.folder?.writeEvents(events);
-    },
-    load: (afterSequence) => sessionManager.loadEvents(runId, { afterSequence }),
-  });
+  input.log.spillTo(new StoreSpill(input.agent.limits.eventQueueSize, sessionManager, request.runId, stored));
+}
+
+/** A live log's spill into the store, as one object with methods: every run holds one while it lasts (S3). */
+class StoreSpill implements RunEventSpill {
+  constructor(
+    readonly limit: number,
+    private readonly sessionManager: SessionManager,
+    private readonly runId: string,
+    private readonly stored: { folder?: RunFolder },
+  ) {}
+
+  async append(events: readonly RuntimeEvent[]): Promise<void> {
+    await this.sessionManager.appendEvents(this.runId, events);
+    this.stored.folder?.writeEvents(events);
+  }
+
+  load(afterSequence: number): Promise<RuntimeEvent[]> {
+    return this.sessionManager.loadEvents(this.runId, { afterSequence });
+  }
 }
 
 /** The skills manager caches per session; calling it each run is what lets `rescan()` reach live sessions. */

@@ -101,6 +101,10 @@ export async function startRun(
     generatedSession: request.sessionId === undefined && resume === undefined,
     ...(reentrantToken === undefined ? {} : { reentrantToken }),
     ...parts,
+    onEnd: () => {
+      if (signal && onAbort) signal.removeEventListener("abort", onAbort);
+      host.liveRuns.delete(runId);
+    },
   };
   const done = executeRequest(
     resume === undefined
@@ -108,10 +112,7 @@ export async function startRun(
       : extras.decisions === undefined
         ? { ...input, resume }
         : { ...input, resume, decisions: extras.decisions },
-  ).finally(() => {
-    if (signal && onAbort) signal.removeEventListener("abort", onAbort);
-    host.liveRuns.delete(runId);
-  });
+  );
   const live: LiveRun = { log, scope, done, session };
   host.liveRuns.add(runId, live);
   return live;

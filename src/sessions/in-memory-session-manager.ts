@@ -1,6 +1,7 @@
 import type { Message } from "../contracts/message.js";
 import type { RunRecord, RunStatus } from "../contracts/run-types.js";
 import type { RuntimeEvent } from "../contracts/runtime-event.js";
+import { FinishedEventLog } from "./finished-event-log.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "./session-lock.js";
 import type {
   CheckpointCommit,
@@ -46,9 +47,9 @@ export interface InMemorySessionManagerOptions {
   generatedSessionTtlMs?: number;
 }
 
-/** What a run leaves besides its record: its event log and its transcript. */
+/** What a run leaves besides its record: its event log (in columns once the run is done) and its transcript. */
 interface RunLog {
-  events: RuntimeEvent[] | null;
+  events: RuntimeEvent[] | FinishedEventLog | null;
   messages: Message[] | null;
 }
 
@@ -56,7 +57,7 @@ interface SessionData {
   state: Record<string, unknown>;
   /** Made up by the runtime for a request that named no session: nobody can name it but the run's caller. */
   generated: boolean;
-  readonly messages: Message[];
+  messages: Message[];
   readonly artifacts: SessionArtifact[];
   /** Map order is insertion order, which is what `listCheckpoints` reports. Made on the first checkpoint. */
   checkpoints: Map<string, SessionCheckpoint> | null;
@@ -65,7 +66,9 @@ interface SessionData {
 /**
  * The default session store (type `in_memory`): everything lives in this process and is gone when it exits.
  * Checkpoint states, messages and events are kept by reference — the run loop hands over values it no longer
- * mutates, and copying them would make every checkpoint cost grow with the transcript.
+ * mutates, and copying them would make every checkpoint cost grow with the transcript. Once a run is done, its
+ * events are kept as their fields in columns with the payloads by reference (`FinishedEventLog`): `loadEvents`
+ * then gives equal event objects, made anew.
  */
 export class InMemorySessionManager implements SessionManager, CheckpointCommitter {
   private readonly lock = new SessionLock();
@@ -174,8 +177,11 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** Append a run's messages in one go, in order. */
   async appendMessages(sessionId: string, messages: readonly Message[]): Promise<void> {
-    const stored = this.data(sessionId).messages;
-    for (const message of messages) stored.push(message);
+    const data = this.data(sessionId);
+    const stored = data.messages;
+    // A session's first run: a copy of its exact size, where pushing to the empty array would make room for 17.
+    if (stored.length === 0) data.messages = messages.slice();
+    else for (const message of messages) stored.push(message);
   }
 
   /** The session's transcript in order (a new array). */
@@ -234,7 +240,11 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
       return;
     }
     if (!this.finishedRuns.has(runId)) this.finishedRuns.set(runId, true);
-    if (this.logs.has(runId) && !this.droppableLogs.has(runId)) this.droppableLogs.set(runId, true);
+    const runLog = this.logs.get(runId);
+    if (runLog !== undefined) {
+      compactEvents(runLog);
+      if (!this.droppableLogs.has(runId)) this.droppableLogs.set(runId, true);
+    }
     this.trimRuns();
     this.trimLogs();
   }
@@ -260,18 +270,25 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   /** Append events (ascending sequences) to the run's log. The events themselves are kept, not copied. */
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     const runLog = this.logs.get(runId);
-    const log = runLog?.events;
-    if (log != null) {
+    if (runLog === undefined) {
+      const added: RunLog = { events: events.slice(), messages: null };
+      this.addLog(runId, added);
+      if (this.runs.get(runId)?.status === "done") compactEvents(added);
+      return;
+    }
+    let log = runLog.events;
+    // Rare: events for a run already done (a recovered log). Its log goes back to a list, and to columns after.
+    if (log instanceof FinishedEventLog) log = runLog.events = log.events();
+    if (log === null) runLog.events = events.slice();
+    else {
       // Sequences only rise: events at or below the last stored one are a retried batch, stored already.
       const last = log.length === 0 ? 0 : log[log.length - 1]!.sequence;
       for (let index = 0; index < events.length; index++) {
         const event = events[index] as RuntimeEvent;
         if (event.sequence > last) log.push(event);
       }
-      return;
     }
-    if (runLog !== undefined) runLog.events = events.slice();
-    else this.addLog(runId, { events: events.slice(), messages: null });
+    if (this.runs.get(runId)?.status === "done") compactEvents(runLog);
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */
@@ -279,6 +296,7 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
     const log = this.logs.get(runId)?.events;
     if (log == null) return [];
     const after = options.afterSequence;
+    if (log instanceof FinishedEventLog) return log.events(after);
     return after === undefined ? log.slice() : log.slice(firstEventAfter(log, after));
   }
 
@@ -410,6 +428,13 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
     }
     return data;
   }
+}
+
+/** A done run's events go into columns (`FinishedEventLog`); a log that does not fit them stays a list. */
+function compactEvents(runLog: RunLog): void {
+  const events = runLog.events;
+  if (events === null || events instanceof FinishedEventLog) return;
+  runLog.events = FinishedEventLog.of(events) ?? events;
 }
 
 /** The first key of an ordered map, without copying it. */

@@ -1,0 +1,79 @@
+/**
+ * Where resolving parked runs goes: `node --expose-gc bench/resolve-profile.mjs [N] [out.cpuprofile]` parks N S3
+ * runs, then profiles (V8's sampling profiler, through the inspector) only the resolve phase: releasing every
+ * parked tool and waiting for every run to finish. Prints µs per run and the top functions by self time.
+ *
+ * `node --expose-gc --trace-gc-nvp bench/resolve-profile.mjs N alloc` profiles nothing and prints the bytes the
+ * resolve phase allocated per run instead (the `allocated=` V8 reports between two forced collections), a
+ * figure that does not depend on the machine's load.
+ */
+import fs from "node:fs";
+import { Session } from "node:inspector/promises";
+import { AGENT_ID, createKeelRuntime, keelTool } from "./keel-runtime.mjs";
+import { heapAfterGc, now, waitUntil } from "./measure.mjs";
+import { createToolLoopModel } from "./models.mjs";
+import { createParkingTool, WAIT_SCHEMA } from "./tools.mjs";
+
+const n = Number(process.argv[2] ?? 10_000);
+const out = process.argv[3] === "alloc" ? undefined : process.argv[3];
+const alloc = process.argv[3] === "alloc";
+const parking = createParkingTool();
+const runtime = await createKeelRuntime({
+  model: createToolLoopModel({ toolSteps: 1, toolName: "wait" }),
+  tools: [keelTool("wait", parking.execute, WAIT_SCHEMA)],
+  maxSteps: 4,
+});
+let next = 0;
+async function round(count, profile) {
+  parking.resolvers.length = 0;
+  const done = [];
+  for (let index = 0; index < count; index++)
+    done.push(runtime.runDetailed({ agentId: AGENT_ID, sessionId: `p-${next++}`, inputText: "Wait." }));
+  await waitUntil(() => parking.resolvers.length === count, 120_000, "parked runs");
+  await heapAfterGc();
+  const session = profile && !alloc ? new Session() : null;
+  if (profile && alloc) {
+    globalThis.gc();
+    process.stdout.write("ALLOC-BEGIN\n");
+  }
+  if (session) {
+    session.connect();
+    await session.post("Profiler.enable");
+    await session.post("Profiler.setSamplingInterval", { interval: 100 });
+    await session.post("Profiler.start");
+  }
+  const start = now();
+  for (let index = 0; index < count; index++) parking.resolvers[index](index);
+  await Promise.all(done);
+  const ms = now() - start;
+  let profileData;
+  if (session) ({ profile: profileData } = await session.post("Profiler.stop"));
+  if (profile && alloc) {
+    // Only what the resolved runs left behind survives this collection; its line closes the sum.
+    done.length = 0;
+    globalThis.gc();
+    process.stdout.write("ALLOC-END\n");
+  }
+  return { usPerRun: (ms * 1000) / count, profile: profileData };
+}
+for (let index = 0; index < 3; index++) await round(500, false);
+const { usPerRun, profile } = await round(n, true);
+console.log(`resolve: ${usPerRun.toFixed(1)} µs per run (N = ${n})`);
+if (alloc) {
+  await runtime.close();
+  process.exit(0);
+}
+if (out) fs.writeFileSync(out, JSON.stringify(profile));
+const self = new Map();
+const dt = profile.timeDeltas;
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+for (let index = 0; index < profile.samples.length; index++) {
+  const node = byId.get(profile.samples[index]);
+  const { functionName, url, lineNumber } = node.callFrame;
+  const key = `${functionName || "(anonymous)"} ${url.split("/").slice(-2).join("/")}:${lineNumber + 1}`;
+  self.set(key, (self.get(key) ?? 0) + (dt[index] ?? 0));
+}
+const total = [...self.values()].reduce((a, b) => a + b, 0);
+for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40))
+  console.log(`${((100 * us) / total).toFixed(1).padStart(5)}% ${key}`);
+await runtime.close();
