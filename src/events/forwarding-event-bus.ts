@@ -2,7 +2,9 @@ import { type EventBus, type EventHandler, RuntimeEvent } from "../contracts/run
 import {
   isTraceContextCarrier,
   type RunTraceContext,
+  type ToolSpanScope,
   type TraceContextCarrier,
+  toolSpanScopeOf,
 } from "./trace-context-carrier.js";
 
 /**
@@ -37,9 +39,14 @@ export abstract class ForwardingEventBus implements EventBus, TraceContextCarrie
   }
 
   /** The inner bus's trace context of a run: a tracing bus wrapped in this one still keeps its runs' traces. */
-  traceContextOf(runId: string): RunTraceContext | undefined {
+  traceContextOf(runId: string, toolCallId?: string): RunTraceContext | undefined {
     const inner = this.inner;
-    return isTraceContextCarrier(inner) ? inner.traceContextOf(runId) : undefined;
+    return isTraceContextCarrier(inner) ? inner.traceContextOf(runId, toolCallId) : undefined;
+  }
+
+  /** The inner bus's scope for a run's tool spans. */
+  toolSpanScope(runId: string): ToolSpanScope | undefined {
+    return toolSpanScopeOf(this.inner, runId);
   }
 
   flush(): Promise<void> {

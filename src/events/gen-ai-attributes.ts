@@ -64,14 +64,40 @@ export function genAiFinishReason(stopReason: string): string {
   return FINISH_REASONS[stopReason] ?? stopReason;
 }
 
-/** A model call's token counts as usage attributes; the optional counts only when the provider reported them. */
-export function modelUsageAttributes(usage: ModelUsage, into: SpanAttributes): void {
-  into[GEN_AI.INPUT_TOKENS] = usage.inputTokens;
-  into[GEN_AI.OUTPUT_TOKENS] = usage.outputTokens;
-  if (usage.cacheReadTokens !== undefined) into[GEN_AI.CACHE_READ_INPUT_TOKENS] = usage.cacheReadTokens;
+// One frozen array per finish reason: `gen_ai.response.finish_reasons` is set on every chat span, and the
+// SDK keeps an array attribute as it is given when no length limit is configured.
+const FINISH_REASON_LISTS = new Map<string, readonly string[]>();
+
+/** The `gen_ai.response.finish_reasons` value of a Keel stop reason (one shared frozen array per reason). */
+export function genAiFinishReasons(stopReason: string): readonly string[] {
+  let list = FINISH_REASON_LISTS.get(stopReason);
+  if (list === undefined) {
+    list = Object.freeze([genAiFinishReason(stopReason)]);
+    // Bounded: providers' stop reasons are a short list, but a misbehaving one must not grow this forever.
+    if (FINISH_REASON_LISTS.size < 64) FINISH_REASON_LISTS.set(stopReason, list);
+  }
+  return list;
+}
+
+/** Where numeric attributes can be set one at a time: a span. */
+export interface AttributeSink {
+  setAttribute(key: string, value: number): unknown;
+}
+
+/**
+ * A model call's token counts as usage attributes set on `sink`; the optional counts only when the provider
+ * reported them. Set one by one on the span rather than gathered in an object first: the SDK copies and checks
+ * an object's entries one by one anyway, so the object would only be one more allocation per call.
+ */
+export function setModelUsageAttributes(sink: AttributeSink, usage: ModelUsage): void {
+  sink.setAttribute(GEN_AI.INPUT_TOKENS, usage.inputTokens);
+  sink.setAttribute(GEN_AI.OUTPUT_TOKENS, usage.outputTokens);
+  if (usage.cacheReadTokens !== undefined)
+    sink.setAttribute(GEN_AI.CACHE_READ_INPUT_TOKENS, usage.cacheReadTokens);
   if (usage.cacheCreationTokens !== undefined)
-    into[GEN_AI.CACHE_CREATION_INPUT_TOKENS] = usage.cacheCreationTokens;
-  if (usage.reasoningTokens !== undefined) into[GEN_AI.REASONING_OUTPUT_TOKENS] = usage.reasoningTokens;
+    sink.setAttribute(GEN_AI.CACHE_CREATION_INPUT_TOKENS, usage.cacheCreationTokens);
+  if (usage.reasoningTokens !== undefined)
+    sink.setAttribute(GEN_AI.REASONING_OUTPUT_TOKENS, usage.reasoningTokens);
 }
 
 /** A run's totals as usage attributes of its `invoke_agent` span, with its cost when the price is known. */

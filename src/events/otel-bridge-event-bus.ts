@@ -1,21 +1,21 @@
 import type * as OtelApi from "@opentelemetry/api";
-import type { ModelUsage } from "../contracts/language-model.js";
 import type { RunResult } from "../contracts/run-types.js";
 import type { EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
 import type { ErrorDetails } from "../errors/keel-error.js";
 import { getLogger } from "../logging/logger.js";
-import { traceContextOfSpan } from "./active-trace-context.js";
 import { ForwardingEventBus } from "./forwarding-event-bus.js";
 import {
   contentText,
   GEN_AI,
   genAiFinishReason,
+  genAiFinishReasons,
   genAiProviderName,
-  modelUsageAttributes,
   runUsageAttributes,
   type SpanAttributes,
+  setModelUsageAttributes,
 } from "./gen-ai-attributes.js";
-import type { RunTraceContext } from "./trace-context-carrier.js";
+import { RunTrace } from "./run-trace.js";
+import type { RunTraceContext, ToolSpanScope } from "./trace-context-carrier.js";
 
 /** What {@link OtelBridgeEventBus} is made with: the loaded `@opentelemetry/api` and a tracer from it. */
 export interface OtelBridgeParts {
@@ -27,20 +27,24 @@ export interface OtelBridgeParts {
   captureContent?: boolean;
 }
 
-/** One run segment being traced: from its `run.started` to its `run.finished`. */
-interface RunTrace {
-  readonly span: OtelApi.Span;
-  /** The context children of the segment's span start in. */
-  readonly context: OtelApi.Context;
-  /** The trace context of the run's first span, which every checkpoint of the run keeps. */
-  readonly carried: RunTraceContext;
-  provider: string | undefined;
-  chat: OtelApi.Span | null;
-  chatText: string;
-  readonly tools: Map<string, OtelApi.Span>;
+/** The name and start options of the `chat` spans of one model, made once and reused for every call. */
+interface ChatShape {
+  readonly model: string;
+  readonly rawProvider: unknown;
+  readonly provider: string;
+  readonly name: string;
+  readonly options: OtelApi.SpanOptions;
+}
+
+/** The name and start options of one tool's `execute_tool` spans (the call id is set on each span). */
+interface ToolShape {
+  readonly name: string;
+  readonly options: OtelApi.SpanOptions;
 }
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+// Bounds of the per-tool and per-agent caches: a runtime has a handful of each; past that, names are made anew.
+const SHAPE_CACHE_LIMIT = 256;
 
 /**
  * An event bus (type `otel_bridge`) that forwards every event to an inner bus and turns each run's events into
@@ -50,19 +54,32 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
  * span's status to ERROR with `error.type`. Content (answers, tool arguments and results) is recorded only with
  * `captureContent`. A new run whose `run.started` names a trace context (its request's, e.g. a host's
  * traceparent) is a child of that span. The run's trace context is kept in its checkpoints, so a run resumed in
- * another process continues the same trace. Tracing errors are logged and never reach the run.
+ * another process continues the same trace. A run whose span does not record (no SDK installed, or sampled
+ * out) makes no other span: its events cost one lookup each. Tracing errors are logged and never reach the run.
  */
 export class OtelBridgeEventBus extends ForwardingEventBus {
   private readonly api: typeof OtelApi;
   private readonly tracer: OtelApi.Tracer;
   private readonly captureContent: boolean;
   private readonly runs = new Map<string, RunTrace>();
+  // The run the last event belonged to: a run's events come in a row, so most need no map lookup.
+  private lastRunId = "";
+  private lastRun: RunTrace | undefined = undefined;
+  private chatShape: ChatShape | null = null;
+  private readonly toolShapes = new Map<string, ToolShape>();
+  private readonly runSpanNames = new Map<string, string>();
+  private readonly internal: OtelApi.SpanKind;
+  private readonly client: OtelApi.SpanKind;
+  private readonly probeKey: symbol;
 
   constructor(parts: OtelBridgeParts) {
     super(parts.inner);
     this.api = parts.api;
     this.tracer = parts.tracer;
     this.captureContent = parts.captureContent === true;
+    this.internal = parts.api.SpanKind.INTERNAL;
+    this.client = parts.api.SpanKind.CLIENT;
+    this.probeKey = parts.api.createContextKey("keel.otel_bridge.probe");
   }
 
   /** Forward to the inner bus, then move the run's spans along. */
@@ -79,17 +96,23 @@ export class OtelBridgeEventBus extends ForwardingEventBus {
   /** End the spans of runs still open (their process is going away), then close the inner bus. */
   override async close(): Promise<void> {
     for (const run of this.runs.values()) {
-      for (const span of run.tools.values()) span.end();
-      run.chat?.end();
+      run.endOpen();
       run.span.addEvent("keel.run.abandoned");
       run.span.end();
     }
     this.runs.clear();
+    this.lastRun = undefined;
     await this.inner.close();
   }
 
-  override traceContextOf(runId: string): RunTraceContext | undefined {
-    return this.runs.get(runId)?.carried;
+  override traceContextOf(runId: string, toolCallId?: string): RunTraceContext | undefined {
+    const run = this.runs.get(runId);
+    if (run === undefined) return undefined;
+    return toolCallId === undefined ? run.runTraceContext() : run.toolTraceContext(toolCallId);
+  }
+
+  override toolSpanScope(runId: string): ToolSpanScope | undefined {
+    return this.runs.get(runId)?.toolSpanScope;
   }
 
   private trace(event: RuntimeEvent): void {
@@ -98,8 +121,17 @@ export class OtelBridgeEventBus extends ForwardingEventBus {
       this.startRun(event);
       return;
     }
-    const run = this.runs.get(event.runId);
-    if (run === undefined) return;
+    let run = this.lastRun;
+    if (run === undefined || this.lastRunId !== event.runId) {
+      run = this.runs.get(event.runId);
+      if (run === undefined) return;
+      this.lastRunId = event.runId;
+      this.lastRun = run;
+    }
+    if (!run.recording) {
+      if (kind === "run.finished") this.endRun(event.runId, run);
+      return;
+    }
     const payload = event.payload;
     switch (kind) {
       case "llm.called":
@@ -117,7 +149,7 @@ export class OtelBridgeEventBus extends ForwardingEventBus {
         run.chat = null;
         break;
       case "tool.started":
-        this.startTool(run, payload);
+        run.addTool(String(payload.toolCallId), this.startTool(run, payload));
         break;
       case "tool.completed":
       case "tool.failed":
@@ -147,7 +179,8 @@ export class OtelBridgeEventBus extends ForwardingEventBus {
         );
         break;
       case "run.finished":
-        this.finishRun(event.runId, run, payload.result as RunResult);
+        this.finishRun(run, payload.result as RunResult | undefined);
+        this.endRun(event.runId, run);
         break;
       default:
         break;
@@ -158,9 +191,9 @@ export class OtelBridgeEventBus extends ForwardingEventBus {
     const { api } = this;
     const payload = event.payload;
     const named = parseTraceContext(api, payload.traceContext);
-    const stored = payload.resumed === true ? named : undefined;
-    // A first segment joins the trace its caller named (a host in another process) or else the one active here;
-    // a resumed one continues the run's own trace.
+    const resumed = payload.resumed === true;
+    // A first segment joins the trace its caller named (a host in another process, a parent run's tool call)
+    // or else the one active here; a resumed one continues the run's own trace.
     const parent = named?.context ?? api.context.active();
     const attributes: SpanAttributes = {
       [GEN_AI.OPERATION_NAME]: "invoke_agent",
@@ -169,93 +202,142 @@ export class OtelBridgeEventBus extends ForwardingEventBus {
       [GEN_AI.CONVERSATION_ID]: event.sessionId,
       "keel.run.id": event.runId,
     };
-    if (payload.resumed === true) attributes["keel.run.resumed"] = true;
+    if (resumed) attributes["keel.run.resumed"] = true;
     const span = this.tracer.startSpan(
-      `invoke_agent ${event.agentId}`,
-      { kind: api.SpanKind.INTERNAL, attributes },
+      this.runSpanName(event.agentId),
+      { kind: this.internal, attributes },
       parent,
     );
-    if (payload.resumed === true) span.addEvent("keel.run.resumed");
-    this.runs.get(event.runId)?.span.end();
-    this.runs.set(event.runId, {
+    const recording = span.isRecording();
+    if (resumed && recording) span.addEvent("keel.run.resumed");
+    const previous = this.runs.get(event.runId);
+    if (previous !== undefined) {
+      previous.endOpen();
+      previous.span.end();
+    }
+    const run = new RunTrace(
+      api,
       span,
-      context: api.trace.setSpan(parent, span),
-      carried: stored?.carried ?? traceContextOfSpan(span.spanContext()),
-      provider: undefined,
-      chat: null,
-      chatText: "",
-      tools: new Map(),
-    });
+      recording ? api.trace.setSpan(parent, span) : null,
+      resumed ? named?.carried : undefined,
+      recording && this.contextManagerInstalled(),
+    );
+    this.runs.set(event.runId, run);
+    this.lastRunId = event.runId;
+    this.lastRun = run;
+  }
+
+  /** Whether `context.with` is seen by `context.active()`: false while only the API's no-op manager is there. */
+  private contextManagerInstalled(): boolean {
+    const { api } = this;
+    const probe = api.ROOT_CONTEXT.setValue(this.probeKey, true);
+    return api.context.with(probe, () => api.context.active() === probe);
+  }
+
+  private endRun(runId: string, run: RunTrace): void {
+    this.runs.delete(runId);
+    if (this.lastRun === run) this.lastRun = undefined;
+    run.endOpen();
+    run.span.end();
+  }
+
+  private runSpanName(agentId: string): string {
+    let name = this.runSpanNames.get(agentId);
+    if (name === undefined) {
+      name = `invoke_agent ${agentId}`;
+      if (this.runSpanNames.size < SHAPE_CACHE_LIMIT) this.runSpanNames.set(agentId, name);
+    }
+    return name;
   }
 
   private startChat(run: RunTrace, payload: Record<string, unknown>): void {
-    const model = String(payload.model);
-    const provider = genAiProviderName(typeof payload.provider === "string" ? payload.provider : "_OTHER");
+    const shape = this.chatShapeOf(payload.model, payload.provider);
     if (run.provider === undefined) {
-      run.provider = provider;
-      run.span.setAttribute(GEN_AI.PROVIDER_NAME, provider);
+      run.provider = shape.provider;
+      run.span.setAttribute(GEN_AI.PROVIDER_NAME, shape.provider);
     }
     run.chat?.end();
     run.chatText = "";
-    run.chat = this.tracer.startSpan(
-      `chat ${model}`,
-      {
-        kind: this.api.SpanKind.CLIENT,
-        attributes: {
+    run.chat = this.tracer.startSpan(shape.name, shape.options, run.context!);
+  }
+
+  /** The last model's chat shape when this call is to the same model, else a new one (kept as the last). */
+  private chatShapeOf(model: unknown, rawProvider: unknown): ChatShape {
+    const last = this.chatShape;
+    if (last !== null && last.model === model && last.rawProvider === rawProvider) return last;
+    const modelName = String(model);
+    const provider = genAiProviderName(typeof rawProvider === "string" ? rawProvider : "_OTHER");
+    const shape: ChatShape = {
+      model: modelName,
+      rawProvider,
+      provider,
+      name: `chat ${modelName}`,
+      options: {
+        kind: this.client,
+        attributes: Object.freeze({
           [GEN_AI.OPERATION_NAME]: "chat",
           [GEN_AI.PROVIDER_NAME]: provider,
-          [GEN_AI.REQUEST_MODEL]: model,
-        },
+          [GEN_AI.REQUEST_MODEL]: modelName,
+        }),
       },
-      run.context,
-    );
+    };
+    this.chatShape = shape;
+    return shape;
   }
 
   private finishChat(run: RunTrace, payload: Record<string, unknown>): void {
     const span = run.chat;
     if (span === null) return;
-    const attributes: SpanAttributes = { [GEN_AI.RESPONSE_MODEL]: String(payload.model) };
-    if (payload.usage !== undefined) modelUsageAttributes(payload.usage as ModelUsage, attributes);
-    const finish = typeof payload.stopReason === "string" ? genAiFinishReason(payload.stopReason) : undefined;
-    if (finish !== undefined) attributes[GEN_AI.RESPONSE_FINISH_REASONS] = [finish];
+    span.setAttribute(GEN_AI.RESPONSE_MODEL, String(payload.model));
+    if (payload.usage !== undefined) setModelUsageAttributes(span, payload.usage as never);
+    const stopReason = payload.stopReason;
+    if (typeof stopReason === "string")
+      span.setAttribute(GEN_AI.RESPONSE_FINISH_REASONS, genAiFinishReasons(stopReason) as string[]);
     if (this.captureContent && run.chatText !== "") {
-      attributes[GEN_AI.OUTPUT_MESSAGES] = JSON.stringify([
-        { role: "assistant", parts: [{ type: "text", content: run.chatText }], finish_reason: finish },
-      ]);
+      const finish = typeof stopReason === "string" ? genAiFinishReason(stopReason) : undefined;
+      span.setAttribute(
+        GEN_AI.OUTPUT_MESSAGES,
+        JSON.stringify([
+          { role: "assistant", parts: [{ type: "text", content: run.chatText }], finish_reason: finish },
+        ]),
+      );
     }
-    span.setAttributes(attributes);
     span.end();
     run.chat = null;
     run.chatText = "";
   }
 
-  private startTool(run: RunTrace, payload: Record<string, unknown>): void {
-    const name = String(payload.toolId);
-    const callId = String(payload.toolCallId);
-    const attributes: SpanAttributes = {
-      [GEN_AI.OPERATION_NAME]: "execute_tool",
-      [GEN_AI.TOOL_NAME]: name,
-      [GEN_AI.TOOL_CALL_ID]: callId,
-      [GEN_AI.TOOL_TYPE]: "function",
-    };
-    if (this.captureContent) attributes[GEN_AI.TOOL_CALL_ARGUMENTS] = contentText(payload.params);
-    const span = this.tracer.startSpan(
-      `execute_tool ${name}`,
-      { kind: this.api.SpanKind.INTERNAL, attributes },
-      run.context,
-    );
-    run.tools.set(callId, span);
+  /** A tool call's span, started (the caller keeps it open). */
+  private startTool(run: RunTrace, payload: Record<string, unknown>): OtelApi.Span {
+    const shape = this.toolShapeOf(String(payload.toolId));
+    const span = this.tracer.startSpan(shape.name, shape.options, run.context!);
+    span.setAttribute(GEN_AI.TOOL_CALL_ID, String(payload.toolCallId));
+    if (this.captureContent) span.setAttribute(GEN_AI.TOOL_CALL_ARGUMENTS, contentText(payload.params));
+    return span;
+  }
+
+  private toolShapeOf(toolId: string): ToolShape {
+    let shape = this.toolShapes.get(toolId);
+    if (shape === undefined) {
+      shape = {
+        name: `execute_tool ${toolId}`,
+        options: {
+          kind: this.internal,
+          attributes: Object.freeze({
+            [GEN_AI.OPERATION_NAME]: "execute_tool",
+            [GEN_AI.TOOL_NAME]: toolId,
+            [GEN_AI.TOOL_TYPE]: "function",
+          }),
+        },
+      };
+      if (this.toolShapes.size < SHAPE_CACHE_LIMIT) this.toolShapes.set(toolId, shape);
+    }
+    return shape;
   }
 
   private finishTool(run: RunTrace, payload: Record<string, unknown>, failed: boolean): void {
-    const callId = String(payload.toolCallId);
-    let span = run.tools.get(callId);
     // A call refused at its gate fails without having started: its span is made here, already over.
-    if (span === undefined) {
-      this.startTool(run, payload);
-      span = run.tools.get(callId)!;
-    }
-    run.tools.delete(callId);
+    const span = run.takeTool(String(payload.toolCallId)) ?? this.startTool(run, payload);
     if (failed) {
       const code = typeof payload.code === "string" ? payload.code : undefined;
       this.fail(span, payload.error, code === undefined ? undefined : { code });
@@ -273,35 +355,29 @@ export class OtelBridgeEventBus extends ForwardingEventBus {
     };
     if (typeof payload.reason === "string") attributes["keel.suspension.reason"] = payload.reason;
     run.span.addEvent("keel.tool.suspended", attributes);
-    const callId = String(payload.toolCallId);
-    const span = run.tools.get(callId);
+    const span = run.takeTool(String(payload.toolCallId));
     if (span === undefined) return;
-    run.tools.delete(callId);
     span.addEvent("keel.tool.suspended", attributes);
     span.end();
   }
 
-  private finishRun(runId: string, run: RunTrace, result: RunResult | undefined): void {
-    this.runs.delete(runId);
-    for (const span of run.tools.values()) span.end();
-    run.chat?.end();
+  /** The run's totals, outcome and (on request) final output on its span, which the caller ends. */
+  private finishRun(run: RunTrace, result: RunResult | undefined): void {
+    if (result === undefined) return;
     const span = run.span;
-    if (result !== undefined) {
-      const attributes: SpanAttributes = { "keel.run.stop_reason": result.stopReason };
-      runUsageAttributes(result.usage, attributes);
-      if (this.captureContent && result.finalOutput !== null && result.finalOutput !== undefined) {
-        attributes[GEN_AI.OUTPUT_MESSAGES] = JSON.stringify([
-          { role: "assistant", parts: [{ type: "text", content: contentText(result.finalOutput) }] },
-        ]);
-      }
-      span.setAttributes(attributes);
-      if (result.stopReason === "suspended") {
-        span.addEvent("keel.run.suspended", {
-          "keel.run.pending_tool_call_ids": result.pendingToolCalls.map((call) => call.toolCallId),
-        });
-      }
+    const attributes: SpanAttributes = { "keel.run.stop_reason": result.stopReason };
+    runUsageAttributes(result.usage, attributes);
+    if (this.captureContent && result.finalOutput !== null && result.finalOutput !== undefined) {
+      attributes[GEN_AI.OUTPUT_MESSAGES] = JSON.stringify([
+        { role: "assistant", parts: [{ type: "text", content: contentText(result.finalOutput) }] },
+      ]);
     }
-    span.end();
+    span.setAttributes(attributes);
+    if (result.stopReason === "suspended") {
+      span.addEvent("keel.run.suspended", {
+        "keel.run.pending_tool_call_ids": result.pendingToolCalls.map((call) => call.toolCallId),
+      });
+    }
   }
 
   /** Status ERROR with the message, `error.type` from the error's code, and an `exception` event. */

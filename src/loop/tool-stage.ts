@@ -7,6 +7,7 @@ import {
   type ToolExecutionResult,
 } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
+import { type ToolSpanScope, toolSpanScopeOf } from "../events/trace-context-carrier.js";
 import { BatchToolCalls, groupBatchCalls } from "../tools/batch-tool-calls.js";
 import { executeToolCall } from "../tools/execute-tool-call.js";
 import {
@@ -81,6 +82,8 @@ export async function executeToolStage(
     const batches = groupBatchCalls(allowed, describeStaged);
     // Calls allowed before a block still run: a block interrupts only the calls after it.
     let stop = false;
+    // A tracing bus may run each call with its span active; undefined (and free) when the run is not traced.
+    const spans = toolSpanScopeOf(driver.log.bus, driver.ctx.runId);
     const lastIndex = allowed.length - 1;
     for (let index = 0; index <= lastIndex; index++) {
       const entry = allowed[index]!;
@@ -99,13 +102,7 @@ export async function executeToolStage(
       start(driver, entry);
       if (driver.durable) await markStarted(driver, [entry]);
       const result =
-        driver.agent.middleware.function.length > 0
-          ? await invokeThroughMiddleware(
-              driver.agent.middleware.function,
-              entry.context as FunctionInvocationContext,
-              execute,
-            )
-          : await executeToolCall(driver.agent.toolExecutor, entry.context!);
+        spans === undefined ? await executeOne(driver, entry) : await inToolSpan(spans, driver, entry);
       if (driver.durable && isResumableFailure(result)) {
         releaseForResume(entry);
         await driver.checkpoint("tools");
@@ -312,6 +309,23 @@ function endStage(stage: ToolStage, appendsResults: boolean): ToolCallState[] | 
   return states.some((state) => state.status === "suspended")
     ? states.filter((state) => state.status === "suspended")
     : null;
+}
+
+/** One call through function middleware when there is some, else straight through the executor. */
+function executeOne(driver: RunDriver, entry: StagedCall): Promise<ToolExecutionResult> {
+  const middleware = driver.agent.middleware.function;
+  return middleware.length > 0
+    ? invokeThroughMiddleware(middleware, entry.context as FunctionInvocationContext, execute)
+    : executeToolCall(driver.agent.toolExecutor, entry.context!);
+}
+
+/** One call with its span active (kept apart so the untraced path makes no closure). */
+function inToolSpan(
+  spans: ToolSpanScope,
+  driver: RunDriver,
+  entry: StagedCall,
+): Promise<ToolExecutionResult> {
+  return spans.inToolSpan(entry.state.id, () => executeOne(driver, entry));
 }
 
 /** The executor of a call that goes through function middleware. */

@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -210,13 +211,14 @@ async function importExport(
   }
   const specifier = impl.slice(0, hash);
   const exportName = impl.slice(hash + 1);
-  const resolved =
-    specifier.startsWith(".") || path.isAbsolute(specifier)
-      ? pathToFileURL(path.resolve(baseDir, specifier)).href
-      : specifier;
+  const file =
+    specifier.startsWith(".") || path.isAbsolute(specifier) ? path.resolve(baseDir, specifier) : undefined;
+  const resolved = file === undefined ? specifier : pathToFileURL(file).href;
   let module: Record<string, unknown>;
   try {
-    module = (await import(resolved)) as Record<string, unknown>;
+    module = (await import(
+      reimporting && file !== undefined ? await versioned(resolved, file) : resolved
+    )) as Record<string, unknown>;
   } catch (error) {
     throw new PluginLoadError(`${label}: cannot import "${specifier}": ${(error as Error).message}`, {
       cause: error,
@@ -237,6 +239,28 @@ async function importExport(
       ? parsePluginConfig(schema as Parameters<typeof parsePluginConfig>[0], config, { kind, type: impl })
       : config;
   return { exported, parsed };
+}
+
+let reimporting = false;
+
+/**
+ * Import `impl` modules that are files anew once they have changed on disk (`keel dev`, which reloads agents
+ * when their modules change). Node keeps one instance of a module per URL, so a changed file is imported under
+ * a URL that names its modification time; its own imports are not imported again. Off by default: a served
+ * runtime imports each module once.
+ */
+export function reimportChangedModules(enabled: boolean): void {
+  reimporting = enabled;
+}
+
+/** The module's URL with its file's modification time, or the plain URL when the file cannot be read. */
+async function versioned(url: string, file: string): Promise<string> {
+  try {
+    const { mtimeMs, size } = await stat(file);
+    return `${url}?mtime=${mtimeMs}-${size}`;
+  } catch {
+    return url;
+  }
 }
 
 /** Kinds whose plugins are functions themselves: an exported function is used as it is, not called. */

@@ -3,6 +3,7 @@ import type { RunRecord, RunRequest, RunResult, SuspendedToolCall } from "../con
 import type { JsonSchema, Tool, ToolContext, ValidationOutcome } from "../contracts/tool.js";
 import type { ToolDecision } from "../contracts/tool-decision.js";
 import { ToolError } from "../errors/error-classes.js";
+import { isTraceContextCarrier } from "../events/trace-context-carrier.js";
 import type { PluginDefinition } from "../plugins/plugin-registry.js";
 import { BaseTool } from "./base-tool.js";
 import { SuspendToolCall } from "./suspend-tool-call.js";
@@ -29,7 +30,8 @@ export interface AgentAsToolOptions {
 /**
  * Another agent as a tool: one required string argument becomes the child run's input; the child runs
  * with the parent's `functionInvocationKwargs` and `parentRunId`, in a fresh session per call or — with
- * `propagateSession` — in the parent's own session, and the tool's result is its final text. A child that
+ * `propagateSession` — in the parent's own session, and the tool's result is its final text. When the parent
+ * is traced, the child's trace continues under the call's `execute_tool` span. A child that
  * suspends suspends this call; the decision on this call is forwarded to the child (approve and deny reach
  * every call the child waits on; `value: { decisions }` passes the child's own decisions through).
  */
@@ -116,6 +118,13 @@ export class AgentTool extends BaseTool<Record<string, unknown>, string> {
     };
     if (runId !== undefined) request.runId = runId;
     if (this.propagateSession) request.sessionId = ctx.sessionId;
+    // A traced parent's child run hangs under this call's span, in the parent's trace, rather than starting a
+    // trace of its own.
+    const bus = ctx.eventBus;
+    const traceContext = isTraceContextCarrier(bus)
+      ? bus.traceContextOf(ctx.runId, ctx.toolCallId)
+      : undefined;
+    if (traceContext !== undefined) request.traceContext = traceContext;
     return request;
   }
 }

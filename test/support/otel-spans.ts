@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { type Context, type ContextManager, ROOT_CONTEXT } from "@opentelemetry/api";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -41,4 +43,39 @@ export function memoryTracing(): { provider: BasicTracerProvider; spans(): SpanV
     spans: () => exporter.getFinishedSpans().map(viewOf),
     reset: () => exporter.reset(),
   };
+}
+
+/**
+ * A context manager on AsyncLocalStorage, as `@opentelemetry/context-async-hooks` provides (not installed here):
+ * with it, the span made active by `context.with` is the one `context.active()` sees across awaits.
+ */
+export class AsyncLocalContextManager implements ContextManager {
+  private readonly storage = new AsyncLocalStorage<Context>();
+
+  active(): Context {
+    return this.storage.getStore() ?? ROOT_CONTEXT;
+  }
+
+  // biome-ignore lint/complexity/useMaxParams: the signature is OpenTelemetry's ContextManager.with
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    context: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    return this.storage.run(context, () => fn.apply(thisArg, args));
+  }
+
+  bind<T>(_context: Context, target: T): T {
+    return target;
+  }
+
+  enable(): this {
+    return this;
+  }
+
+  disable(): this {
+    this.storage.disable();
+    return this;
+  }
 }

@@ -40,9 +40,12 @@ export async function serveCommand(options: ServeCommandOptions): Promise<number
     });
     options.stdout.write(`Keel is serving ${runtime.listAgents().length} agent(s) at ${server.url}\n`);
     if (options.console) options.stdout.write(`Console: ${server.url}/\n`);
-    const watcher = options.watch === true ? watchConfig(runtime, options.configPath, options) : undefined;
+    const watcher =
+      options.watch === true ? await watchConfig(runtime, options.configPath, options) : undefined;
     if (watcher !== undefined)
-      options.stdout.write(`Watching ${options.configPath}: a change reloads the agents\n`);
+      options.stdout.write(
+        `Watching ${options.configPath} and the files it references: a change reloads the agents\n`,
+      );
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once("SIGTERM", stop);
