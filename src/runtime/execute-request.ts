@@ -450,18 +450,23 @@ async function storeFinished(
  * folder's `events.jsonl`) while the run goes on, where a consumer that falls behind reads them.
  */
 function spillEvents(input: ExecuteRequestInput, stored: { folder?: RunFolder }): void {
-  const { sessionManager, request } = input;
-  input.log.spillTo(new StoreSpill(input.agent.limits.eventQueueSize, sessionManager, request.runId, stored));
+  input.log.spillTo(new StoreSpill(input, stored));
 }
 
-/** A live log's spill into the store, as one object with methods: every run holds one while it lasts (S3). */
+/** A live log's spill into the store, as one object with methods rather than closures: every parked run holds one. */
 class StoreSpill implements RunEventSpill {
+  readonly limit: number;
+  private readonly sessionManager: SessionManager;
+  private readonly runId: string;
+
   constructor(
-    readonly limit: number,
-    private readonly sessionManager: SessionManager,
-    private readonly runId: string,
+    input: ExecuteRequestInput,
     private readonly stored: { folder?: RunFolder },
-  ) {}
+  ) {
+    this.limit = input.agent.limits.eventQueueSize;
+    this.sessionManager = input.sessionManager;
+    this.runId = input.request.runId;
+  }
 
   async append(events: readonly RuntimeEvent[]): Promise<void> {
     await this.sessionManager.appendEvents(this.runId, events);
