@@ -5,41 +5,10 @@
  * (tens of MB each) and compares them; the figures are per run, and a row's count says how many such objects a
  * run adds. Needs a build in dist/.
  */
-import fs from "node:fs";
-import v8 from "node:v8";
-import { AGENT_ID, createKeelRuntime, keelTool } from "./keel-runtime.mjs";
-import { createToolLoopModel } from "./models.mjs";
-import { createParkingTool, WAIT_SCHEMA } from "./tools.mjs";
+import { openParkingRuntime, takeHeapSnapshot } from "./parking-runtime.mjs";
 
 const n = Number(process.argv[2] ?? 2000);
-const parking = createParkingTool();
-const runtime = await createKeelRuntime({
-  model: createToolLoopModel({ toolSteps: 1, toolName: "wait" }),
-  tools: [keelTool("wait", parking.execute, WAIT_SCHEMA)],
-  maxSteps: 4,
-});
-
-async function park(count, prefix) {
-  const done = [];
-  for (let index = 0; index < count; index++)
-    done.push(
-      runtime.runDetailed({ agentId: AGENT_ID, sessionId: `${prefix}-${index}`, inputText: "Wait." }),
-    );
-  while (parking.resolvers.length < count) await new Promise((resolve) => setImmediate(resolve));
-  return done;
-}
-
-function release() {
-  for (const resolve of parking.resolvers.splice(0)) resolve(1);
-}
-
-function snapshot() {
-  for (let pass = 0; pass < 3; pass++) globalThis.gc();
-  const file = v8.writeHeapSnapshot();
-  const parsed = JSON.parse(fs.readFileSync(file, "utf8"));
-  fs.unlinkSync(file);
-  return parsed;
-}
+const { runtime, park, release } = await openParkingRuntime();
 
 /** Totals by row key; with `known`, objects whose ids it holds keep a plain key and new ones a detailed one. */
 function summarize(snap, known) {
@@ -125,10 +94,10 @@ for (let round = 0; round < 2; round++) {
   release();
   await Promise.all(warm);
 }
-const before = summarize(snapshot()).rows;
-const known = summarize(snapshot()).ids;
+const before = summarize(takeHeapSnapshot()).rows;
+const known = summarize(takeHeapSnapshot()).ids;
 const parked = await park(n, "parked");
-const after = summarize(snapshot(), known).rows;
+const after = summarize(takeHeapSnapshot(), known).rows;
 const added = [];
 for (const [key, row] of after) {
   const old = before.get(key) ?? { count: 0, size: 0 };

@@ -9,26 +9,18 @@
  */
 import fs from "node:fs";
 import { Session } from "node:inspector/promises";
-import { AGENT_ID, createKeelRuntime, keelTool } from "./keel-runtime.mjs";
 import { heapAfterGc, now, waitUntil } from "./measure.mjs";
-import { createToolLoopModel } from "./models.mjs";
-import { createParkingTool, WAIT_SCHEMA } from "./tools.mjs";
+import { openParkingRuntime } from "./parking-runtime.mjs";
 
 const n = Number(process.argv[2] ?? 10_000);
 const out = process.argv[3] === "alloc" ? undefined : process.argv[3];
 const alloc = process.argv[3] === "alloc";
-const parking = createParkingTool();
-const runtime = await createKeelRuntime({
-  model: createToolLoopModel({ toolSteps: 1, toolName: "wait" }),
-  tools: [keelTool("wait", parking.execute, WAIT_SCHEMA)],
-  maxSteps: 4,
-});
+const { runtime, parking, start: startRun } = await openParkingRuntime();
 let next = 0;
 async function round(count, profile) {
   parking.resolvers.length = 0;
   const done = [];
-  for (let index = 0; index < count; index++)
-    done.push(runtime.runDetailed({ agentId: AGENT_ID, sessionId: `p-${next++}`, inputText: "Wait." }));
+  for (let index = 0; index < count; index++) done.push(startRun(`p-${next++}`));
   await waitUntil(() => parking.resolvers.length === count, 120_000, "parked runs");
   await heapAfterGc();
   const session = profile && !alloc ? new Session() : null;

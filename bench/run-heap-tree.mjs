@@ -6,43 +6,12 @@
  * counted once, under the first path that reached it; rows are its bytes with all it alone leads to. Objects
  * bigger than 16 KiB are shared tables (maps of all runs), not walked. Needs a build in dist/.
  */
-import fs from "node:fs";
-import v8 from "node:v8";
-import { AGENT_ID, createKeelRuntime, keelTool } from "./keel-runtime.mjs";
-import { createToolLoopModel } from "./models.mjs";
-import { createParkingTool, WAIT_SCHEMA } from "./tools.mjs";
+import { openParkingRuntime, takeHeapSnapshot } from "./parking-runtime.mjs";
 
 const mode = process.argv[2] ?? "parked";
 const n = Number(process.argv[3] ?? 1000);
 const maxDepth = Number(process.argv[4] ?? 14);
-const parking = createParkingTool();
-const runtime = await createKeelRuntime({
-  model: createToolLoopModel({ toolSteps: 1, toolName: "wait" }),
-  tools: [keelTool("wait", parking.execute, WAIT_SCHEMA)],
-  maxSteps: 4,
-});
-
-async function park(count, prefix) {
-  const done = [];
-  for (let index = 0; index < count; index++)
-    done.push(
-      runtime.runDetailed({ agentId: AGENT_ID, sessionId: `${prefix}-${index}`, inputText: "Wait." }),
-    );
-  while (parking.resolvers.length < count) await new Promise((resolve) => setImmediate(resolve));
-  return done;
-}
-
-function release() {
-  for (const resolve of parking.resolvers.splice(0)) resolve(1);
-}
-
-function snapshot() {
-  for (let pass = 0; pass < 3; pass++) globalThis.gc();
-  const file = v8.writeHeapSnapshot();
-  const parsed = JSON.parse(fs.readFileSync(file, "utf8"));
-  fs.unlinkSync(file);
-  return parsed;
-}
+const { runtime, parking, park, release } = await openParkingRuntime();
 
 class RunHeapAnchor {
   constructor(values) {
@@ -55,7 +24,7 @@ for (let round = 0; round < 2; round++) {
   release();
   await Promise.all(warm);
 }
-const baseline = snapshot();
+const baseline = takeHeapSnapshot();
 const known = new Set();
 {
   const fields = baseline.snapshot.meta.node_fields.length;
@@ -79,7 +48,7 @@ if (mode === "parked") {
   parked.length = 0;
   anchor.store = store;
 }
-const snap = snapshot();
+const snap = takeHeapSnapshot();
 
 const meta = snap.snapshot.meta;
 const nf = meta.node_fields.length;

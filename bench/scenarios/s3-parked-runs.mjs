@@ -5,9 +5,9 @@
  * still hold (what the store keeps of them), over N.
  */
 import { runBaselineLoop } from "../baseline-loop.mjs";
-import { AGENT_ID, createKeelRuntime, keelTool } from "../keel-runtime.mjs";
 import { check, heapAfterGc, median, now, round, waitUntil } from "../measure.mjs";
 import { createToolLoopModel } from "../models.mjs";
+import { openParkingRuntime } from "../parking-runtime.mjs";
 import { createParkingTool, WAIT_SCHEMA } from "../tools.mjs";
 
 function parkedImpls() {
@@ -15,17 +15,11 @@ function parkedImpls() {
     {
       impl: "keel",
       async open() {
-        const parking = createParkingTool();
-        const runtime = await createKeelRuntime({
-          model: createToolLoopModel({ toolSteps: 1, toolName: "wait" }),
-          tools: [keelTool("wait", parking.execute, WAIT_SCHEMA)],
-          maxSteps: 4,
-        });
+        const { runtime, parking, start } = await openParkingRuntime();
         let next = 0;
         return {
           resolvers: parking.resolvers,
-          start: () =>
-            runtime.runDetailed({ agentId: AGENT_ID, sessionId: `s3-${next++}`, inputText: "Wait." }),
+          start: () => start(`s3-${next++}`),
           completed: (result) => result.stopReason === "completed" && result.finalOutput === "done",
           close: () => runtime.close(),
         };
