@@ -3,6 +3,7 @@ import { ERROR_CODES } from "../../errors/error-codes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { importPg } from "../../stores/postgres/import-pg.js";
 import { quoteSchema } from "../../stores/postgres/migrations.js";
+import { withPgTransaction } from "../../stores/postgres/with-pg-transaction.js";
 import type { JsonValue } from "../wire/run-result.js";
 import type { ArtifactRecord, AuditEntry, EventRecord, HostStores, TranscriptRecord } from "./host-stores.js";
 
@@ -234,9 +235,7 @@ export async function createPostgresHostStores(options: {
 }
 
 async function createTables(pool: Pool, schema: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  await withPgTransaction(pool, async (client) => {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(`SET LOCAL search_path TO ${schema}`);
     await client.query(TABLES);
@@ -252,11 +251,5 @@ async function createTables(pool: Pool, schema: string): Promise<void> {
         },
       );
     }
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK");
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -2,6 +2,7 @@ import type { Pool } from "pg";
 import { KeelError } from "../../errors/keel-error.js";
 import { importPg } from "../../stores/postgres/import-pg.js";
 import { quoteSchema } from "../../stores/postgres/migrations.js";
+import { withPgTransaction } from "../../stores/postgres/with-pg-transaction.js";
 import {
   distanceOf,
   type KnowledgeBase,
@@ -55,21 +56,13 @@ export async function createPostgresKnowledgeBase(options: {
   const ownPool = options.pool === undefined;
   const pool = options.pool ?? new (await importPg()).Pool({ connectionString: options.connectionString });
   try {
-    const client = await pool.connect();
-    try {
+    await withPgTransaction(pool, async (client) => {
       // Bases opened at once would race to create the one table; the lock makes them take turns.
-      await client.query("BEGIN");
       await client.query("SELECT pg_advisory_xact_lock(hashtext('keel.host_knowledge'))");
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await client.query(`SET LOCAL search_path TO ${schema}`);
       await client.query(TABLE);
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK");
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   } catch (error) {
     if (ownPool) await pool.end();
     throw error;

@@ -1,5 +1,6 @@
-import type { Pool, PoolClient } from "pg";
+import type { Pool } from "pg";
 import { KeelError } from "../../errors/keel-error.js";
+import { withPgTransaction } from "./with-pg-transaction.js";
 
 /** One schema change; `sql` names tables through `{schema}`, which `migrate` replaces with the quoted schema. */
 export interface PostgresMigration {
@@ -171,56 +172,42 @@ export async function migrate(
   migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
 ): Promise<number[]> {
   const quoted = quoteSchema(schema);
-  const client: PoolClient = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query("begin");
-    try {
-      // Before `create schema`: even `if not exists` races on the catalog's unique index without it.
-      await client.query("select pg_advisory_xact_lock(hashtext($1))", [`keel.migrate:${schema}`]);
-      await client.query(`create schema if not exists ${quoted}`);
-      await client.query(
-        `create table if not exists ${quoted}.schema_migrations (
-           version int primary key,
-           applied_at timestamptz not null default now()
-         )`,
+  return withPgTransaction(pool, async (client) => {
+    // Before `create schema`: even `if not exists` races on the catalog's unique index without it.
+    await client.query("select pg_advisory_xact_lock(hashtext($1))", [`keel.migrate:${schema}`]);
+    await client.query(`create schema if not exists ${quoted}`);
+    await client.query(
+      `create table if not exists ${quoted}.schema_migrations (
+       version int primary key,
+       applied_at timestamptz not null default now()
+     )`,
+    );
+    const applied = new Set(
+      (await client.query<{ version: number }>(`select version from ${quoted}.schema_migrations`)).rows.map(
+        (row) => row.version,
+      ),
+    );
+    const known = Math.max(0, ...migrations.map((migration) => migration.version));
+    const newest = Math.max(0, ...applied);
+    if (newest > known) {
+      throw new KeelError(
+        `postgres store: schema "${schema}" is at version ${newest}, newer than this Keel knows (${known})`,
+        {
+          code: "store.schema_version",
+          hint: "A newer Keel migrated this database; upgrade Keel, or point this process at another schema.",
+          context: { schema, version: newest },
+        },
       );
-      const applied = new Set(
-        (await client.query<{ version: number }>(`select version from ${quoted}.schema_migrations`)).rows.map(
-          (row) => row.version,
-        ),
-      );
-      const known = Math.max(0, ...migrations.map((migration) => migration.version));
-      const newest = Math.max(0, ...applied);
-      if (newest > known) {
-        throw new KeelError(
-          `postgres store: schema "${schema}" is at version ${newest}, newer than this Keel knows (${known})`,
-          {
-            code: "store.schema_version",
-            hint: "A newer Keel migrated this database; upgrade Keel, or point this process at another schema.",
-            context: { schema, version: newest },
-          },
-        );
-      }
-      const done: number[] = [];
-      for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
-        if (applied.has(migration.version)) continue;
-        await client.query(migration.sql.replaceAll("{schema}", quoted));
-        await client.query(`insert into ${quoted}.schema_migrations (version) values ($1)`, [
-          migration.version,
-        ]);
-        done.push(migration.version);
-      }
-      await client.query("commit");
-      return done;
-    } catch (error) {
-      await client.query("rollback").catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw error;
     }
-  } finally {
-    // A connection that could not roll back is in an unknown state; destroy it rather than pool it.
-    client.release(broken);
-  }
+    const done: number[] = [];
+    for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (applied.has(migration.version)) continue;
+      await client.query(migration.sql.replaceAll("{schema}", quoted));
+      await client.query(`insert into ${quoted}.schema_migrations (version) values ($1)`, [
+        migration.version,
+      ]);
+      done.push(migration.version);
+    }
+    return done;
+  });
 }
