@@ -1,12 +1,10 @@
 // One class on purpose: the driver is the single place every model and tool call passes through.
 
 import type { ModelResponse, Phase, ToolCallState } from "../contracts/hook.js";
-import type { ModelOutputSchema, ModelRequest } from "../contracts/language-model.js";
+import type { ModelOutputSchema, ModelRequest, ModelStreamPart } from "../contracts/language-model.js";
 import type { Message, ToolCall } from "../contracts/message.js";
 import type { RunArtifact, RunRequest } from "../contracts/run-types.js";
 import type { RunContext, Tool } from "../contracts/tool.js";
-import { ToolError } from "../errors/error-classes.js";
-import { ERROR_CODES } from "../errors/error-codes.js";
 import { toErrorDetails } from "../errors/keel-error.js";
 import { checkEventPayload } from "../events/event-schemas.js";
 import type { RunEventLog } from "../events/run-event-log.js";
@@ -22,14 +20,14 @@ import { accumulateUsage } from "./accumulate-usage.js";
 import { BudgetGuard } from "./budget-guard.js";
 import type { CancelScope } from "./cancel-scope.js";
 import { captureRunState, type RunProgress } from "./capture-run-state.js";
-import { callThroughChatMiddleware } from "./chat-model-call.js";
 import type { CheckpointWriter } from "./checkpoint-writer.js";
 import { hasLazyContainers } from "./create-run-context.js";
 import { type StickyAction, sessionStickyDecision, stickToSession } from "./decisions.js";
 import { FunctionInvocationContext } from "./function-invocation-context.js";
+import { callModelThroughPhases } from "./model-call.js";
 import { buildModelRequest } from "./model-call-request.js";
 import { PhaseContext } from "./phase-context.js";
-import { readModelStream } from "./read-model-stream.js";
+import { readModelCall } from "./read-model-stream.js";
 import type { ResolvedAgent } from "./resolved-agent.js";
 import type { RunDriverInit, RunDriverView, RunLimits } from "./run-driver-view.js";
 import { TerminateRun } from "./run-signals.js";
@@ -37,6 +35,7 @@ import type { CheckpointPhase, StopConditionMemory } from "./run-state.js";
 import { stepSignature } from "./stop-conditions.js";
 import { ToolCallContext, type ToolCallHost } from "./tool-call-context.js";
 import { toOutcomes } from "./tool-call-outcome.js";
+import { callOneTool, callToolBatch } from "./tool-calls-outside-turns.js";
 import { executeToolStage } from "./tool-stage.js";
 
 /**
@@ -353,49 +352,37 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     if (this.budget.active) this.budget.check(step);
   }
 
-  async callLlm(overrides: Partial<ModelRequest> = NO_OVERRIDES): Promise<ModelResponse> {
-    this.checkpointBoundary();
-    if (this.owesCheckpoint) await this.checkpoint("tools");
-    // The work around the model is done by sync methods: this frame is allocated per call, copied per await.
-    const request = buildModelRequest(this, overrides);
-    const hooks = this.agent.hooks;
-    if (hooks.beforeInference.length > 0) {
-      await hooks.run("beforeInference", this.inferenceContext("beforeInference", request));
+  callLlm(overrides: Partial<ModelRequest> = NO_OVERRIDES): Promise<ModelResponse> {
+    const agent = this.agent;
+    const hooks = agent.hooks;
+    // What waits on something around the model (an owed checkpoint, hooks, chat middleware) goes the long way;
+    // the usual call is one promise that the stream's reader settles, with no `async` frame in between.
+    if (
+      this.owesCheckpoint ||
+      agent.middleware.chat.length > 0 ||
+      hooks.beforeInference.length > 0 ||
+      hooks.afterInference.length > 0
+    ) {
+      return callModelThroughPhases(this, overrides);
+    }
+    try {
       this.checkpointBoundary();
-    }
-    const startedAt = this.modelCalled(request);
-    let response: ModelResponse;
-    if (this.agent.middleware.chat.length > 0) {
-      response = await callThroughChatMiddleware(this, request);
-    } else {
+      const request = buildModelRequest(this, overrides);
+      const startedAt = this.modelCalled(request);
+      let parts: AsyncIterable<ModelStreamPart>;
       try {
-        response = await readModelStream(this.agent.model.stream(request), this, this);
+        parts = agent.model.stream(request);
       } catch (error) {
-        this.ctx.usage.llmCalls++;
-        if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
-        this.failModelCall(error);
+        this.modelFailed(error);
       }
+      return readModelCall(parts, this, startedAt);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    this.checkpointBoundary();
-    if (this.agent.middleware.chat.length === 0) {
-      accumulateUsage(this.ctx.usage, response.usage, this.agent.pricing);
-    }
-    this.lastText = response.text;
-    if (hooks.afterInference.length > 0) {
-      await hooks.run("afterInference", this.inferenceContext("afterInference", request, response));
-    }
-    return this.modelCallEnded(response, startedAt);
-  }
-
-  private inferenceContext(phase: Phase, request: ModelRequest, response?: ModelResponse): PhaseContext {
-    const context = this.hookContext(phase);
-    context.request = request;
-    if (response !== undefined) context.response = response;
-    return context;
   }
 
   /** The budget is checked and `llm.called` emitted; returns when the call started. */
-  private modelCalled(request: ModelRequest): number {
+  modelCalled(request: ModelRequest): number {
     if (this.budget.active) this.budget.check(this.step, this.budget.projectInputTokens(request));
     const { modelId: model, provider } = this.agent.model;
     this.log.emit("llm.called", { model, hasTools: (request.tools?.length ?? 0) > 0, provider });
@@ -407,7 +394,29 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     return this.agent.model.modelId;
   }
 
-  private modelCallEnded(response: ModelResponse, startedAt: number): ModelResponse {
+  /** A model call without hooks answered: counted, then ended. */
+  modelAnswered(response: ModelResponse, startedAt: number): ModelResponse {
+    return this.modelCallEnded(this.modelStreamed(response), startedAt);
+  }
+
+  /** The model answered: the run may have been stopped meanwhile; chat middleware counts its own usage. */
+  modelStreamed(response: ModelResponse): ModelResponse {
+    this.checkpointBoundary();
+    if (this.agent.middleware.chat.length === 0) {
+      accumulateUsage(this.ctx.usage, response.usage, this.agent.pricing);
+    }
+    this.lastText = response.text;
+    return response;
+  }
+
+  /** The model's stream failed: counted; a cancelled run ends as cancelled, else `llm.failed`. */
+  modelFailed(error: unknown): never {
+    this.ctx.usage.llmCalls++;
+    if (this.scope.cancelled) throw new TerminateRun(this.scope.termination!);
+    this.failModelCall(error);
+  }
+
+  modelCallEnded(response: ModelResponse, startedAt: number): ModelResponse {
     this.stepCalls = response.toolCalls;
     this.log.emit("llm.finished", {
       model: response.model,
@@ -454,45 +463,12 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     return executeToolStage(this, calls, APPEND_RESULTS).then(toOutcomes);
   }
 
-  async callTool(toolId: string, params: Record<string, unknown>): Promise<unknown> {
-    const [state] = await executeToolStage(
-      this,
-      [{ id: `call_${this.ctx.runId}_${++toolCallCounter}`, name: toolId, arguments: params }],
-      {
-        appendResults: false,
-      },
-    );
-    if (state!.status === "succeeded") return state!.result;
-    throw new ToolError(state!.error?.message ?? `Tool '${toolId}' failed`, {
-      code: state!.error?.code ?? ERROR_CODES.TOOL_ERROR,
-      context: { toolId, runId: this.ctx.runId, step: this.step },
-    });
+  callTool(toolId: string, params: Record<string, unknown>): Promise<unknown> {
+    return callOneTool(this, toolId, params);
   }
 
-  async callToolBatch(calls: readonly (readonly [string, Record<string, unknown>])[]): Promise<unknown[]> {
-    const batchId = `batch_${++toolCallCounter}`;
-    const toolCalls = calls.map(([name, params]) => ({
-      id: `call_${this.ctx.runId}_${++toolCallCounter}`,
-      name,
-      arguments: params,
-    }));
-    const startedAt = performance.now();
-    this.log.emit("tool.batch.started", {
-      batchId,
-      toolCallIds: toolCalls.map((call) => call.id),
-      concurrentCount: toolCalls.length,
-    });
-    const states = await executeToolStage(this, toolCalls, { appendResults: false });
-    const successes = states.filter((state) => state.status === "succeeded").length;
-    this.log.emit("tool.batch.completed", {
-      batchId,
-      successes,
-      failures: states.length - successes,
-      durationMs: performance.now() - startedAt,
-    });
-    return states.map((state) =>
-      state.status === "succeeded" ? state.result : new Error(state.error?.message ?? "failed"),
-    );
+  callToolBatch(calls: readonly (readonly [string, Record<string, unknown>])[]): Promise<unknown[]> {
+    return callToolBatch(this, calls);
   }
 
   toolCallContext(state: ToolCallState, tool: Tool, resumeInput: unknown): ToolCallContext {
@@ -584,7 +560,6 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
 
 type ValidationNote = { attempt: number; message: string; expectedSchema: unknown };
 
-let toolCallCounter = 0;
 const EMPTY: readonly string[] = Object.freeze([]);
 const EMPTY_CALLS: readonly ToolCall[] = Object.freeze([]);
 const EMPTY_STATES: readonly ToolCallState[] = Object.freeze([]);
