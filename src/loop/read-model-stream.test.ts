@@ -243,4 +243,93 @@ describe("readModelStream", () => {
     );
     expect(response.reasoning).toEqual([{ type: "reasoning", text: "hmm" }]);
   });
+  it("closes the stream when a part throws; the part's error wins over a failing close", async () => {
+    const error = new LLMRateLimitError("429", { retryAfterMs: 1 });
+    let closed = 0;
+    const parts: AsyncIterable<ModelStreamPart> = {
+      [Symbol.asyncIterator]: () => ({
+        next: () =>
+          Promise.resolve({ value: { type: "error", error, errorType: "rate_limit" }, done: false }),
+        return: () => {
+          closed++;
+          return Promise.reject(new Error("close failed"));
+        },
+      }),
+    };
+    await expect(
+      readModelStream(parts, recordingSink().sink, { scope: new CancelScope(), fallbackModel: "m" }),
+    ).rejects.toBe(error);
+    expect(closed).toBe(1);
+  });
+
+  it("fails a cancelled read with the error its stream's close throws", async () => {
+    const scope = new CancelScope();
+    const closeError = new Error("close failed");
+    const parts: AsyncIterable<ModelStreamPart> = {
+      [Symbol.asyncIterator]: () => ({
+        next: () => Promise.resolve({ value: { type: "text-delta", text: "a" }, done: false }),
+        return: () => {
+          throw closeError;
+        },
+      }),
+    };
+    const sink = { onTextDelta: () => scope.cancel({ type: "cancelled" }) };
+    await expect(readModelStream(parts, sink, { scope, fallbackModel: "m" })).rejects.toBe(closeError);
+  });
+
+  it("reads a synchronous iterable of parts as `for await` does", async () => {
+    const parts = [
+      { type: "text-delta", text: "sync" },
+      { type: "finish", stopReason: "end_turn" },
+    ] as unknown as AsyncIterable<ModelStreamPart>;
+    const response = await readModelStream(parts, recordingSink().sink, {
+      scope: new CancelScope(),
+      fallbackModel: "m",
+    });
+    expect(response.text).toBe("sync");
+    expect(response.stopReason).toBe("end_turn");
+  });
+
+  it("fails on an iterator result that is not an object, and on a thrown undefined", async () => {
+    const notAnObject = {
+      [Symbol.asyncIterator]: () => ({ next: () => Promise.resolve(42) }),
+    } as unknown as AsyncIterable<ModelStreamPart>;
+    const first = await readModelStream(notAnObject, recordingSink().sink, {
+      scope: new CancelScope(),
+      fallbackModel: "m",
+    }).catch((error: unknown) => error);
+    expect(first).toBeInstanceOf(LLMConnectionError);
+    expect((first as Error).message).toMatch(/iterator result 42 is not an object/);
+
+    const undefinedError = await readModelStream(
+      stream([{ type: "error", error: undefined as unknown as LLMRateLimitError, errorType: "unknown" }]),
+      recordingSink().sink,
+      { scope: new CancelScope(), fallbackModel: "m" },
+    ).catch((error: unknown) => error);
+    expect((undefinedError as Error).message).toBe("The model stream failed: undefined");
+  });
+
+  it("starts every read afresh, whatever the reads before it left", async () => {
+    const failing = readModelStream(
+      stream([
+        { type: "text-delta", text: "left " },
+        { type: "tool-call-delta", index: 0, id: "c1", name: "t", argumentsDelta: "{" },
+        { type: "error", error: new LLMRateLimitError("429", { retryAfterMs: 1 }), errorType: "rate_limit" },
+      ]),
+      recordingSink().sink,
+      { scope: new CancelScope(), fallbackModel: "m" },
+    );
+    const concurrent = read([{ type: "text-delta", text: "other" }]);
+    await expect(failing).rejects.toBeInstanceOf(LLMRateLimitError);
+    expect((await concurrent).response.text).toBe("other");
+    const { response } = await read([{ type: "text-delta", text: "fresh" }]);
+    expect(response).toEqual({
+      text: "fresh",
+      toolCalls: [],
+      reasoning: [],
+      usage: undefined,
+      stopReason: "unknown",
+      model: "fallback-model",
+    });
+  });
 });

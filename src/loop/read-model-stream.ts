@@ -30,9 +30,7 @@ export function readModelStream(
   sink: ModelStreamSink,
   read: { scope: CancelScope; fallbackModel: string },
 ): Promise<ModelResponse> {
-  return new Promise<ModelResponse>((resolve, reject) => {
-    new StreamReader(sink, read).start(parts, resolve, reject);
-  });
+  return StreamReader.take(parts, sink, read).read(undefined, 0);
 }
 
 /** What reads a model call's stream and then finishes the call: the run's driver. */
@@ -50,23 +48,26 @@ export function readModelCall(
   caller: ModelCallReader,
   startedAt: number,
 ): Promise<ModelResponse> {
-  return new Promise<ModelResponse>((resolve, reject) => {
-    const reader = new StreamReader(caller, caller);
-    reader.end = caller;
-    reader.startedAt = startedAt;
-    reader.start(parts, resolve, reject);
-  });
+  return StreamReader.take(parts, caller, caller).read(caller, startedAt);
 }
 
 type Settle<T> = (value: T) => void;
 
 function noop(): void {}
 
+/** Readers between two streams: a reader is reset when its stream is read, and taken again by the next. */
+const idleReaders: StreamReader[] = [];
+const MAX_IDLE_READERS = 16;
+
+/** What `close` passes when the stream is left without an error (a cancellation). */
+const NO_ERROR = Symbol("no error");
+
 /**
  * The response a model stream adds up to, part by part. It pulls the parts itself, one reaction per part on
- * the iterator's promise (an `await` in an `async` frame costs about two and a half times as many bytes), and
- * follows `for await`'s rules: a stream left early (a cancellation, a part that throws) is closed with `return()`,
- * a stream that fails is not.
+ * the iterator's promise: an `async` frame that suspends costs a few hundred bytes more, and the readers and
+ * their reactions are kept between streams, so a model call makes only its promise. It follows `for await`'s
+ * rules: a stream left early (a cancellation, a part that throws) is closed with `return()`, a stream that fails
+ * is not.
  */
 class StreamReader {
   private text = "";
@@ -79,30 +80,45 @@ class StreamReader {
   private usage: ModelUsage | undefined = undefined;
   private stopReason: ModelResponse["stopReason"] = "unknown";
   private partial: { id: string; name: string; text: string }[] | null = null;
+  private parts: AsyncIterable<ModelStreamPart> | null = null;
   private iterator: AsyncIterator<ModelStreamPart> | null = null;
-  private model: string;
-  private readonly scope: CancelScope;
+  private sink: ModelStreamSink | null = null;
+  private model = "";
+  private scope: CancelScope | null = null;
   /** Who finishes the call when the stream ends; without one, the promise is the response itself. */
-  end: ModelCallEnd | undefined = undefined;
-  startedAt = 0;
+  private end: ModelCallEnd | undefined = undefined;
+  private startedAt = 0;
   private resolve: Settle<ModelResponse> = noop;
   private reject: Settle<unknown> = noop;
+  // Made once per reader, which is used for many streams.
+  private readonly begin = this.start.bind(this);
+  private readonly onNext = this.next.bind(this);
+  private readonly onFailure = this.fail.bind(this);
 
-  constructor(
-    private readonly sink: ModelStreamSink,
+  static take(
+    parts: AsyncIterable<ModelStreamPart>,
+    sink: ModelStreamSink,
     read: { scope: CancelScope; fallbackModel: string },
-  ) {
-    this.model = read.fallbackModel;
-    this.scope = read.scope;
+  ): StreamReader {
+    const reader = idleReaders.pop() ?? new StreamReader();
+    reader.parts = parts;
+    reader.sink = sink;
+    reader.model = read.fallbackModel;
+    reader.scope = read.scope;
+    return reader;
   }
 
-  start(
-    parts: AsyncIterable<ModelStreamPart>,
-    resolve: Settle<ModelResponse>,
-    reject: Settle<unknown>,
-  ): void {
+  read(end: ModelCallEnd | undefined, startedAt: number): Promise<ModelResponse> {
+    this.end = end;
+    this.startedAt = startedAt;
+    return new Promise<ModelResponse>(this.begin);
+  }
+
+  private start(resolve: Settle<ModelResponse>, reject: Settle<unknown>): void {
     this.resolve = resolve;
     this.reject = reject;
+    const parts = this.parts!;
+    this.parts = null;
     try {
       this.iterator = iteratorOf(parts);
     } catch (error) {
@@ -123,8 +139,7 @@ class StreamReader {
     (next instanceof Promise ? next : Promise.resolve(next)).then(this.onNext, this.onFailure);
   }
 
-  /** One reaction per part, made once per call. */
-  private readonly onNext = (result: IteratorResult<ModelStreamPart>): void => {
+  private next(result: IteratorResult<ModelStreamPart>): void {
     if (typeof result !== "object" || result === null) {
       this.fail(new TypeError(`The stream's iterator result ${String(result)} is not an object`));
       return;
@@ -139,18 +154,14 @@ class StreamReader {
       this.close(error);
       return;
     }
-    if (this.scope.cancelled) this.close(undefined);
+    if (this.scope!.cancelled) this.close(NO_ERROR);
     else this.pull();
-  };
-
-  private readonly onFailure = (error: unknown): void => {
-    this.fail(error);
-  };
+  }
 
   /** Leave the stream early: `return()` is awaited, then the call ends with `error`, or its answer when none. */
   private close(error: unknown): void {
     const iterator = this.iterator!;
-    const failed = error !== undefined;
+    const failed = error !== NO_ERROR;
     let closing: unknown;
     try {
       closing = iterator.return === undefined ? undefined : iterator.return();
@@ -177,30 +188,51 @@ class StreamReader {
 
   private finish(): void {
     const response = this.response();
-    const end = this.end;
+    const { end, resolve, reject, startedAt } = this;
+    this.release();
     if (end === undefined) {
-      this.resolve(response);
+      resolve(response);
       return;
     }
     try {
-      this.resolve(end.modelAnswered(response, this.startedAt));
+      resolve(end.modelAnswered(response, startedAt));
     } catch (error) {
-      this.reject(error);
+      reject(error);
     }
   }
 
   private fail(error: unknown): void {
-    const typed = KeelError.isInstance(error) || this.scope.cancelled ? error : connectionError(error);
-    const end = this.end;
+    const typed = KeelError.isInstance(error) || this.scope!.cancelled ? error : connectionError(error);
+    const { end, reject } = this;
+    this.release();
     if (end === undefined) {
-      this.reject(typed);
+      reject(typed);
       return;
     }
     try {
       end.modelFailed(typed);
     } catch (thrown) {
-      this.reject(thrown);
+      reject(thrown);
     }
+  }
+
+  /** Forget the stream (the response holds what it needs) and wait for the next one. */
+  private release(): void {
+    this.text = "";
+    this.firstCall = null;
+    this.moreCalls = null;
+    this.reasoning = null;
+    this.reasoningText = "";
+    this.usage = undefined;
+    this.stopReason = "unknown";
+    this.partial = null;
+    this.iterator = null;
+    this.sink = null;
+    this.scope = null;
+    this.end = undefined;
+    this.resolve = noop;
+    this.reject = noop;
+    if (idleReaders.length < MAX_IDLE_READERS) idleReaders.push(this);
   }
 
   add(part: ModelStreamPart): void {
@@ -208,11 +240,11 @@ class StreamReader {
       case "text-delta":
         if (part.text.length === 0) break;
         this.text += part.text;
-        this.sink.onTextDelta(part.text);
+        this.sink!.onTextDelta(part.text);
         break;
       case "reasoning-delta":
         this.reasoningText += part.text;
-        this.sink.onReasoningDelta?.(part.text);
+        this.sink!.onReasoningDelta?.(part.text);
         break;
       case "reasoning":
         if (this.reasoning === null) this.reasoning = [];

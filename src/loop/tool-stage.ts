@@ -8,7 +8,7 @@ import {
 } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { type ToolSpanScope, toolSpanScopeOf } from "../events/trace-context-carrier.js";
-import { BatchToolCalls, groupBatchCalls } from "../tools/batch-tool-calls.js";
+import { BatchToolCalls, batchesNatively, groupBatchCalls } from "../tools/batch-tool-calls.js";
 import { executeToolCall } from "../tools/execute-tool-call.js";
 import {
   type FunctionInvocationContext,
@@ -48,23 +48,72 @@ export interface ToolStageOptions {
  * — then AfterToolExecute. Every call ends with exactly one result; a block, a limit, a cancellation or a
  * suspension is thrown as `TerminateRun` after the results are recorded.
  */
-export async function executeToolStage(
+export function executeToolStage(
   driver: RunDriver,
   calls: readonly ToolCall[],
   options: ToolStageOptions,
 ): Promise<ToolCallState[]> {
-  // This frame is allocated per step and copied at every await, so what the stage carries lives in `stage` and
-  // every branch the usual step does not take is a function of its own.
   const stage = new ToolStage(driver, calls, options.prior);
   driver.inFlight = stage.states;
-  // A stop asked for before the stage (an afterInference hook) runs none of the calls; each still gets its one
-  // result, so the transcript stays valid for the session's next run.
-  if (driver.stopRequested !== null && options.prior === undefined) refuseAll(driver, stage.states, options);
-  // Durable runs: the model's answer (already in the transcript) is checkpointed before any call runs.
-  if (driver.durable && options.prior === undefined) await driver.checkpoint("tools");
+  if (driver.durable || options.prior !== undefined || driver.stopRequested !== null) {
+    return runStage(stage, options, null);
+  }
+  // The usual stage waits on nothing but its tool: it gates synchronously, then its call's promise has one
+  // reaction (no `async` frame, whose registers a run parked on a tool would hold). Anything that waits goes
+  // on in `runStage` from where it is.
+  try {
+    for (let index = 0; index < calls.length; index++) {
+      const gated = gateCall(stage, index, calls[index]!);
+      if (gated !== undefined) return runStage(stage, options, { index, gated });
+    }
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (!runsQuickly(stage)) return runStage(stage, options, { index: calls.length, gated: undefined });
+  stage.appendsResults = options.appendResults;
+  try {
+    const entry = stage.allowed[0];
+    if (entry === undefined) return Promise.resolve(stage.end());
+    if (driver.scope.cancelled) {
+      interrupt(driver, [entry]);
+      return Promise.resolve(stage.end());
+    }
+    start(driver, entry);
+    return executeOne(driver, entry).then(stage.settleOne.bind(stage));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Where a stage's gating stopped to wait: the call at `index`, whose gating `gated` finishes. */
+interface GatingAt {
+  index: number;
+  gated: Promise<void> | undefined;
+}
+
+/** The stage in full, from the start (`from` null) or from where its gating waited. */
+async function runStage(
+  stage: ToolStage,
+  options: ToolStageOptions,
+  from: GatingAt | null,
+): Promise<ToolCallState[]> {
+  const driver = stage.driver;
+  const calls = stage.calls;
+  let first = 0;
+  if (from === null) {
+    // A stop asked for before the stage (an afterInference hook) runs none of the calls; each still gets its
+    // one result, so the transcript stays valid for the session's next run.
+    if (driver.stopRequested !== null && options.prior === undefined)
+      refuseAll(driver, stage.states, options);
+    // Durable runs: the model's answer (already in the transcript) is checkpointed before any call runs.
+    if (driver.durable && options.prior === undefined) await driver.checkpoint("tools");
+  } else {
+    if (from.gated !== undefined) await from.gated;
+    first = from.index + 1;
+  }
 
   // Stage 1: ToolGate, serially, in the order the model issued the calls.
-  for (let index = 0; index < calls.length; index++) {
+  for (let index = first; index < calls.length; index++) {
     const gated = gateCall(stage, index, calls[index]!);
     if (gated !== undefined) await gated;
   }
@@ -121,15 +170,8 @@ export async function executeToolStage(
     }
   }
 
-  const suspended = endStage(stage, options.appendResults);
-  if (suspended !== null) {
-    driver.suspendWith(suspended);
-    // A suspended step always checkpoints, durable or not: a decision resumes the run from it.
-    await driver.checkpoint("suspended");
-    throw new TerminateRun({ type: "suspended" });
-  }
-  if (stage.terminated) throw new TerminateRun({ type: "behavior_requested", value: "middleware" });
-  return stage.states;
+  stage.appendsResults = options.appendResults;
+  return stage.end();
 }
 
 /** What one tool stage carries from call to call. */
@@ -143,10 +185,12 @@ class ToolStage {
   limitReached = false;
   /** Function middleware asked to end the run. */
   terminated = false;
+  /** Append one tool-result message per finished call (model-issued calls). */
+  appendsResults = false;
 
   constructor(
     readonly driver: RunDriver,
-    calls: readonly ToolCall[],
+    readonly calls: readonly ToolCall[],
     /** What a checkpoint recorded of these calls (a resumed step). */
     readonly prior: ToolStageOptions["prior"],
   ) {
@@ -165,6 +209,50 @@ class ToolStage {
     this.staged = staged;
     this.allowed = new Array(calls.length);
   }
+
+  /** The stage's one allowed call ran: its outcome, then the stage's end. */
+  settleOne(result: ToolExecutionResult): ToolCallState[] | Promise<never> {
+    const entry = this.allowed[0]!;
+    settleOutcome(this.driver, entry, result);
+    middlewareEnded(this, entry);
+    return this.end();
+  }
+
+  /** After the calls: a suspended stage checkpoints and ends the run, as a terminated one does. */
+  end(): ToolCallState[] | Promise<never> {
+    const driver = this.driver;
+    const suspended = endStage(this, this.appendsResults);
+    if (suspended !== null) {
+      driver.suspendWith(suspended);
+      // A suspended step always checkpoints, durable or not: a decision resumes the run from it.
+      return driver.checkpoint("suspended").then(throwSuspended);
+    }
+    if (this.terminated) throw new TerminateRun({ type: "behavior_requested", value: "middleware" });
+    return this.states;
+  }
+}
+
+function throwSuspended(): never {
+  throw new TerminateRun({ type: "suspended" });
+}
+
+/**
+ * Whether a gated stage runs at most one call, and that one without waiting on anything but its tool: no
+ * native batch, no tracing span, no BeforeToolExecute or AfterToolExecute work.
+ */
+function runsQuickly(stage: ToolStage): boolean {
+  const driver = stage.driver;
+  const allowed = stage.allowed;
+  allowed.length = stage.allowedCount;
+  if (allowed.length === 0) return true;
+  if (allowed.length > 1) return false;
+  const entry = allowed[0]!;
+  return (
+    !batchesNatively(entry.tool) &&
+    !hasBeforeExecute(driver, entry) &&
+    !hasAfterExecute(driver, entry) &&
+    toolSpanScopeOf(driver.log.bus, driver.ctx.runId) === undefined
+  );
 }
 
 /** Every call fails unrun and the run ends: a stop was asked for before the stage. */
