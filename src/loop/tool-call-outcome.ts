@@ -159,6 +159,8 @@ function asJson(driver: RunDriver, entry: StagedCall, output: unknown): unknown 
  * only its reference. Anything within `large_output_bytes` is returned as it is.
  */
 function offloaded(driver: RunDriver, state: ToolCallState, output: unknown): unknown {
+  // A scalar is never large: no arguments to build for it.
+  if (typeof output !== "string" && (typeof output !== "object" || output === null)) return output;
   const large = offloadLargeOutput(
     output,
     { toolCallId: state.id, toolId: state.toolId },

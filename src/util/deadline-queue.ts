@@ -9,25 +9,18 @@ export interface Deadline {
   cancel(): void;
 }
 
-/** When a deadline fires, what it calls then, and whether it keeps the process alive until then. */
-interface EntryTiming {
-  at: number;
-  fire: () => void;
-  keepAlive: boolean;
-}
-
 class Entry implements Deadline {
   readonly at: number;
   /** Null once the deadline fired or was cancelled. */
   fire: (() => void) | null;
-  readonly keepAlive: boolean;
+  keepAlive = false;
   constructor(
     private readonly queue: DeadlineQueue,
-    { at, fire, keepAlive }: EntryTiming,
+    at: number,
+    fire: () => void,
   ) {
     this.at = at;
     this.fire = fire;
-    this.keepAlive = keepAlive;
   }
   cancel(): void {
     if (this.fire === null) return;
@@ -51,7 +44,9 @@ export class DeadlineQueue {
    */
   add(delayMs: number, fire: () => void, options?: { keepAlive?: boolean }): Deadline {
     const keepAlive = options?.keepAlive === true;
-    const entry = new Entry(this, { at: Date.now() + delayMs, fire, keepAlive });
+    // Made at its final shape, without an options object: a run makes one per step and per tool call.
+    const entry = new Entry(this, Date.now() + delayMs, fire);
+    entry.keepAlive = keepAlive;
     this.push(entry);
     if (keepAlive && this.keepAliveCount++ === 0) this.timer?.ref();
     if (entry.at < this.armedAt) this.arm(entry.at);
