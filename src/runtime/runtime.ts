@@ -27,6 +27,7 @@ import type { QueuedRun, QueuedRunDelivery, RunQueue, RunQueueConsumer } from ".
 import type { SessionManager } from "../sessions/session-manager.js";
 import type { SkillsManager } from "../skills/skills-manager.js";
 import { type AgentAsToolOptions, agentAsTool } from "../tools/agent-as-tool.js";
+import { newId } from "../util/new-id.js";
 import { AgentCache, type AgentInfo, changedAgentIds, describeAgent } from "./agent-cache.js";
 import { checkRunRequest } from "./check-run-request.js";
 import { followAcrossNodes } from "./follow-across-nodes.js";
@@ -35,7 +36,7 @@ import { executeQueuedRun, type QueuedRunHost } from "./queued-runs.js";
 import { type ReadOptions, RunChunkIterator } from "./read-run-events.js";
 import { agentOfCheckpoint, checkpointsOfRun } from "./run-checkpoints.js";
 import { type DecideRequest, isDecideRequest, RunDecisions } from "./run-decisions.js";
-import { newId, type StartRunHost, startRun } from "./start-run.js";
+import { type StartRunHost, startRun } from "./start-run.js";
 import type { RunStreamChunkKind, RunStreamChunks } from "./stream-chunk.js";
 import { checkStreamKinds } from "./stream-kinds.js";
 import { submitDecisions, submitRun } from "./submit-run.js";
@@ -394,7 +395,7 @@ export class Runtime {
     const parts = await this.starting;
     const agentId = (await this.agents.resolve(agentIdOf(request.agentId))).id;
     const runId = request.runId ?? newId();
-    const sessionId = request.sessionId ?? `session-${newId()}`;
+    const sessionId = request.sessionId ?? newId("session-");
     await submitRun(parts.sessionManager, parts.queue, { ...request, agentId, runId, sessionId });
     return runId;
   }

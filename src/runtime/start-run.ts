@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { RunRequest, TerminationReason } from "../contracts/run-types.js";
 import { agentIdOf } from "../contracts/run-types.js";
 import { ConfigError, RunBusyError } from "../errors/error-classes.js";
@@ -6,6 +5,7 @@ import { RunEventLog } from "../events/run-event-log.js";
 import { CancelScope } from "../loop/cancel-scope.js";
 import type { ToolDecision } from "../loop/decisions.js";
 import { type PreparedResume, prepareResume, resumeSessionId } from "../loop/resume/index.js";
+import { newId } from "../util/new-id.js";
 import type { AgentCache } from "./agent-cache.js";
 import { checkRunRequest } from "./check-run-request.js";
 import { type ExecuteRequestInput, executeRequest } from "./execute-request.js";
@@ -120,14 +120,6 @@ export async function startRun(
 
 /** A resumed run stays in its session; a branch may move to another. */
 function sessionOf(request: RunRequest, resume: PreparedResume | undefined): string {
-  if (resume === undefined) return request.sessionId ?? `session-${newId()}`;
+  if (resume === undefined) return request.sessionId ?? newId("session-");
   return resumeSessionId(resume, request.sessionId);
-}
-
-/**
- * A fresh uuid as a flat string. Node builds `randomUUID()` from thirteen concatenated pieces; a run keeps its id
- * for its whole life, and the flat copy is a few hundred bytes smaller (S3).
- */
-export function newId(): string {
-  return randomUUID().toLowerCase();
 }
