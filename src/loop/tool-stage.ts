@@ -203,7 +203,14 @@ class ToolStage {
       const status = prior?.get(call.id)?.status ?? "new";
       const state: ToolCallState = { id: call.id, toolId: call.name, params: call.arguments, status };
       states[index] = state;
-      staged[index] = { state, tool: driver.agent.tools[call.name], context: undefined };
+      // Every field the call gets later is here from the start: added ones would grow a property array.
+      staged[index] = {
+        state,
+        tool: driver.agent.tools[call.name],
+        context: undefined,
+        startedAt: undefined,
+        durationMs: undefined,
+      };
     }
     this.states = states;
     this.staged = staged;
