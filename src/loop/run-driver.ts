@@ -35,6 +35,7 @@ import type { RunDriverInit, RunDriverView, RunLimits } from "./run-driver-view.
 import { TerminateRun } from "./run-signals.js";
 import type { CheckpointPhase, StopConditionMemory } from "./run-state.js";
 import { stepSignature } from "./stop-conditions.js";
+import { takeSteering } from "./take-steering.js";
 import { ToolCallContext, type ToolCallHost } from "./tool-call-context.js";
 import { toOutcomes } from "./tool-call-outcome.js";
 import { executeToolStage } from "./tool-stage.js";
@@ -356,6 +357,7 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   async callLlm(overrides: Partial<ModelRequest> = NO_OVERRIDES): Promise<ModelResponse> {
     this.checkpointBoundary();
     if (this.owesCheckpoint) await this.checkpoint("tools");
+    if (this.request.steering) await takeSteering(this, this.request.steering);
     // The work around the model is done by sync methods: this frame is allocated per call, copied per await.
     const request = buildModelRequest(this, overrides);
     const hooks = this.agent.hooks;
