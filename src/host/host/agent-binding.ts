@@ -40,6 +40,11 @@ export const DeliveryPolicySchema = z.object({
   max_message_size: z.number().int().positive().nullish(),
 });
 
+export const PromptMessageSchema = z.looseObject({
+  role: z.string().min(1),
+  content: z.union([z.string(), z.array(z.record(z.string(), z.unknown()))]),
+});
+
 export const AgentBindingSchema = z.object({
   binding_id: z.string().min(1),
   enabled: z.boolean().default(true),
@@ -53,6 +58,14 @@ export const AgentBindingSchema = z.object({
   resource_policy: ResourcePolicySchema.default(ResourcePolicySchema.parse({})),
   state_policy: StatePolicySchema.default(StatePolicySchema.parse({})),
   delivery_policy: DeliveryPolicySchema.default(DeliveryPolicySchema.parse({})),
+  /**
+   * The host's prompt for the runner (`get_prompt`): messages `{role, content}`, or one text that becomes a
+   * system message. A runner whose host has none falls back to its own.
+   */
+  prompt: z
+    .union([z.string().min(1), z.array(PromptMessageSchema)])
+    .transform((prompt) => (typeof prompt === "string" ? [{ role: "system", content: prompt }] : prompt))
+    .nullish(),
 });
 /** Which runner handles which events, with what config and within which limits. */
 export type AgentBinding = z.infer<typeof AgentBindingSchema>;

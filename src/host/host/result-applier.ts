@@ -1,9 +1,13 @@
 import { createHash } from "node:crypto";
+import { AgentApiError } from "../wire/api-error.js";
+import { INTERACTION_REQUESTED_ACTION } from "../wire/interaction.js";
+import type { AgentRunnerPermissions } from "../wire/manifest.js";
 import { limitResultSize } from "../wire/result-size.js";
 import type { StateScope } from "../wire/run-context.js";
 import { type AgentRunResult, type Message, parseRunResult } from "../wire/run-result.js";
-import type { AgentEventEnvelope } from "./agent-binding.js";
+import type { AgentBinding, AgentEventEnvelope } from "./agent-binding.js";
 import type { HostStores } from "./host-stores.js";
+import type { PendingInteraction, PendingInteractions } from "./pending-interactions.js";
 import { checkStateValue } from "./proxy-helpers.js";
 
 const MAX_INLINE_ARTIFACT_BYTES = 1024 * 1024;
@@ -28,12 +32,19 @@ export class ResultApplier {
       stateKeys: Partial<Record<StateScope, string>>;
       stores: HostStores;
       warn: (message: string) => void;
+      /** For `interaction.requested`: what the runner may ask, where requests wait, and who is told. */
+      interactions?: {
+        permissions: AgentRunnerPermissions;
+        binding: AgentBinding;
+        pending: PendingInteractions;
+        onRequested?: ((interaction: PendingInteraction) => void) | undefined;
+      };
     },
   ) {}
 
   /** Logs the event the run starts from and, for a message in a conversation, the user's transcript item. */
-  async recordEvent(): Promise<void> {
-    const { event, stores, runId, runnerId } = this.run;
+  async recordEvent(event: AgentEventEnvelope = this.run.event): Promise<void> {
+    const { stores, runId, runnerId } = this.run;
     const text = event.input.text ?? "";
     await stores.events.append({
       event_id: event.event_id,
@@ -106,6 +117,7 @@ export class ResultApplier {
         if (result.data.message) await this.recordAnswer(result.data.message);
         return result;
       case "action.requested":
+        if (result.data.action === INTERACTION_REQUESTED_ACTION) return this.requestInteraction(result);
         this.run.warn(
           `run ${this.run.runId} requested ${result.data.action}; platform actions are recorded, never executed`,
         );
@@ -113,6 +125,49 @@ export class ResultApplier {
       default:
         return result;
     }
+  }
+
+  /**
+   * The one action the host carries out: an interaction for the user. It needs the manifest's `interactions:
+   * ["request"]`; the request is checked and kept, and the host application is told. A refused one is dropped,
+   * with a warning and an audit record saying why.
+   */
+  private async requestInteraction(
+    result: Extract<AgentRunResult, { type: "action.requested" }>,
+  ): Promise<AgentRunResult | undefined> {
+    const { runId, runnerId, event, stores, interactions } = this.run;
+    const audit = (code: string, detail?: string) =>
+      stores.audit.record({
+        at: Date.now(),
+        run_id: runId,
+        runner_id: runnerId,
+        action: INTERACTION_REQUESTED_ACTION,
+        resource:
+          typeof result.data.payload?.interaction_id === "string"
+            ? `interaction:${result.data.payload.interaction_id}`
+            : null,
+        scope: event.conversation_id ? `conversation:${event.conversation_id}` : null,
+        result: code,
+        ...(detail ? { detail } : {}),
+      });
+    let kept: PendingInteraction;
+    try {
+      if (!interactions?.permissions.interactions.includes("request"))
+        throw new AgentApiError("unauthorized", "the runner's manifest does not permit interactions.request");
+      kept = interactions.pending.request(
+        result.data.payload,
+        { runId, runnerId, binding: interactions.binding, event },
+        Math.floor(Date.now() / 1000),
+      );
+    } catch (error) {
+      const refused =
+        error instanceof AgentApiError ? error : new AgentApiError("invalid_argument", String(error));
+      await audit(refused.apiCode, refused.message);
+      return this.drop(`an interaction request: ${refused.message}`);
+    }
+    await audit("ok");
+    interactions.onRequested?.(kept);
+    return { ...result, data: { ...result.data, payload: kept.request } };
   }
 
   private async registerArtifact(

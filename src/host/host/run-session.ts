@@ -1,6 +1,8 @@
 import type { ActionChannel } from "../transport/action-channel.js";
 import type { AgentRunnerManifest, AgentRunnerPermissions } from "../wire/manifest.js";
-import type { StateScope } from "../wire/run-context.js";
+import type { ContextApiCapabilities, StateScope } from "../wire/run-context.js";
+import type { AgentRunResult } from "../wire/run-result.js";
+import type { SteeringInputItem } from "../wire/steering-item.js";
 import type { AgentBinding, AgentEventEnvelope } from "./agent-binding.js";
 
 /** What a host offers runners: the ids of its models, tools and knowledge bases. */
@@ -46,6 +48,23 @@ export interface RunSession {
   deadlineAt: number | null;
   calls: number;
   startedAt: number;
+  /** The pulls the run's context offered it; a call to one it was not offered is refused. */
+  availableApis: ContextApiCapabilities;
+  /** Follow-up input for the run, oldest first, until it pulls it: what the runner gets, and the host's event. */
+  steering: { item: SteeringInputItem; event: AgentEventEnvelope }[];
+  /** What the proxy may do to the run itself. */
+  control: RunControl;
+}
+
+/** The run's own stream, as the ledger calls reach it: cancel it, add a result to it, end it. */
+export interface RunControl {
+  cancel(reason: string | null): void;
+  /** Logs an input the run took (a pulled follow-up) as the run's own event was logged. */
+  recordInput(event: AgentEventEnvelope): Promise<void>;
+  /** Applies a result as if the stream had carried it and delivers it; undefined when it is dropped. */
+  append(result: unknown): Promise<AgentRunResult | undefined>;
+  /** Ends the run now with the status the runner gives. */
+  finalize(status: "completed" | "failed" | "cancelled", reason: string | null): void;
 }
 
 /** Config fields whose values name models or knowledge bases the binding selects for the runner. */

@@ -39,6 +39,14 @@ export const PROXY_ACTIONS = {
   WORKSPACE_STORAGE_DELETE: "delete_workspace_storage",
   WORKSPACE_STORAGE_KEYS: "get_workspace_storage_keys",
   PLATFORM_REQUEST_ACTION: "request_platform_action",
+  GET_PROMPT: "get_prompt",
+  STEERING_PULL: "steering_pull",
+  RUN_GET: "run_get",
+  RUN_LIST: "run_list",
+  RUN_EVENTS_PAGE: "run_events_page",
+  RUN_CANCEL: "run_cancel",
+  RUN_APPEND_RESULT: "run_append_result",
+  RUN_FINALIZE: "run_finalize",
 } as const;
 
 /** Each operation's own bound; every call is further bound by what is left of the run's deadline. */
