@@ -46,11 +46,21 @@ export {
   type RetrieveOptions,
   tokenize,
 } from "./host/knowledge-base.js";
+export type { InteractionOrigin, PendingInteraction } from "./host/pending-interactions.js";
 export { createPostgresHostStores } from "./host/postgres-host-stores.js";
 export { createPostgresKnowledgeBase, type PostgresKnowledgeBase } from "./host/postgres-knowledge-base.js";
 export { type HostFile, MAX_HOST_FILE_BYTES } from "./host/resource-answers.js";
 export type { HostTool } from "./host/run-api-proxy.js";
 export { DEFAULT_RUN_TIMEOUT_SECONDS } from "./host/run-context-builder.js";
+export {
+  InMemoryRunLedger,
+  RUN_STATUSES,
+  type RunLedger,
+  type RunLedgerEvent,
+  type RunLedgerQuery,
+  type RunLedgerRecord,
+  type RunLedgerStatus,
+} from "./host/run-ledger.js";
 export type { RunGrant } from "./host/run-session.js";
 export { discoverRunners, type RunnerDescriptor } from "./host/runner-registry.js";
 export { HostRunApi, PROXY_ACTIONS, type StorageArea } from "./runner/host-run-api.js";
@@ -140,6 +150,16 @@ export {
   AgentApiErrorSchema,
 } from "./wire/api-error.js";
 export {
+  INTERACTION_REQUESTED_ACTION,
+  INTERACTION_SUBMITTED_EVENT,
+  type InteractionRequest,
+  type InteractionRequestInput,
+  InteractionRequestSchema,
+  type InteractionSubmission,
+  type InteractionSubmissionInput,
+  InteractionSubmissionSchema,
+} from "./wire/interaction.js";
+export {
   fromWireMessages,
   partsOfWireChunk,
   toWireFunctions,
@@ -191,4 +211,9 @@ export {
   type RunResultBody,
   type UnknownRunResult,
 } from "./wire/run-result.js";
+export {
+  type SteeringInputItem,
+  SteeringInputItemSchema,
+  type SteeringPullMode,
+} from "./wire/steering-item.js";
 export { manifestForProfile, type WireProfile } from "./wire/wire-profile.js";
