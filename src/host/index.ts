@@ -57,6 +57,7 @@ export {
   RUN_STATUSES,
   type RunLedger,
   type RunLedgerEvent,
+  type RunLedgerEventsQuery,
   type RunLedgerQuery,
   type RunLedgerRecord,
   type RunLedgerStatus,

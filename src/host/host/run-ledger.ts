@@ -63,6 +63,14 @@ export interface RunLedgerQuery {
   limit: number;
 }
 
+/** A page of one run's results: after or before a sequence, oldest first (`forward`) or newest first. */
+export interface RunLedgerEventsQuery {
+  afterSequence?: number | null;
+  beforeSequence?: number | null;
+  limit: number;
+  direction: "forward" | "backward";
+}
+
 export interface RunLedger {
   create(record: Omit<RunLedgerRecord, "id">): Promise<RunLedgerRecord>;
   /** Changes a run's record; undefined when the ledger has no such run. */
@@ -76,12 +84,7 @@ export interface RunLedger {
   appendEvent(event: Omit<RunLedgerEvent, "sequence">): Promise<RunLedgerEvent>;
   events(
     runId: string,
-    options: {
-      afterSequence?: number | null;
-      beforeSequence?: number | null;
-      limit: number;
-      direction: "forward" | "backward";
-    },
+    options: RunLedgerEventsQuery,
   ): Promise<{ items: RunLedgerEvent[]; hasMore: boolean; total: number }>;
 }
 
@@ -163,15 +166,7 @@ export class InMemoryRunLedger implements RunLedger {
     return stored;
   }
 
-  async events(
-    runId: string,
-    options: {
-      afterSequence?: number | null;
-      beforeSequence?: number | null;
-      limit: number;
-      direction: "forward" | "backward";
-    },
-  ) {
+  async events(runId: string, options: RunLedgerEventsQuery) {
     const all = this.runs.get(runId)?.events ?? [];
     let page = all.filter(
       (event) =>
