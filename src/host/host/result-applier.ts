@@ -139,6 +139,7 @@ export class ResultApplier {
         source: "runner",
         // The host decides where an artifact belongs, whatever the runner says.
         conversation_id: event.conversation_id ?? null,
+        thread_id: event.thread_id ?? null,
         run_id: runId,
         runner_id: runnerId,
         metadata: data.metadata,
@@ -150,6 +151,7 @@ export class ResultApplier {
       event_type: "artifact.created",
       source: "runner",
       conversation_id: event.conversation_id ?? null,
+      thread_id: event.thread_id ?? null,
       input_summary: `Artifact created: ${data.artifact_type}`,
       run_id: runId,
       runner_id: runnerId,
