@@ -27,6 +27,8 @@ export type {
   TranscriptStore,
 } from "./host/host-stores.js";
 export { createInMemoryHostStores, InMemoryAuditLog } from "./host/in-memory-host-stores.js";
+export { EMBEDDING_INVALID, type Embedder } from "./host/embedder.js";
+export { createHybridKnowledgeBase } from "./host/hybrid-knowledge-base.js";
 export {
   type AttachedRuntime,
   type HostRunOptions,
@@ -48,11 +50,13 @@ export {
 } from "./host/knowledge-base.js";
 export { createPostgresHostStores } from "./host/postgres-host-stores.js";
 export { createPostgresKnowledgeBase, type PostgresKnowledgeBase } from "./host/postgres-knowledge-base.js";
+export { createPostgresVectorKnowledgeBase } from "./host/postgres-vector-knowledge-base.js";
 export { type HostFile, MAX_HOST_FILE_BYTES } from "./host/resource-answers.js";
 export type { HostTool } from "./host/run-api-proxy.js";
 export { DEFAULT_RUN_TIMEOUT_SECONDS } from "./host/run-context-builder.js";
 export type { RunGrant } from "./host/run-session.js";
 export { discoverRunners, type RunnerDescriptor } from "./host/runner-registry.js";
+export { DEFAULT_EMBED_BATCH, InMemoryVectorKnowledgeBase } from "./host/vector-knowledge-base.js";
 export { HostRunApi, PROXY_ACTIONS, type StorageArea } from "./runner/host-run-api.js";
 export { SUSPENDED_RUN_KEY } from "./runner/keel-result-mapper.js";
 export {

@@ -120,7 +120,7 @@ export async function createPostgresKnowledgeBase(options: {
 }
 
 /** One filter as SQL on the `metadata` column, its values appended to `values` as parameters. */
-function filterSql(filter: MetadataFilter, values: unknown[]): string {
+export function filterSql(filter: MetadataFilter, values: unknown[]): string {
   values.push(filter.field);
   const field = `$${values.length}`;
   values.push(filter.values.map((value) => JSON.stringify(value ?? null)));
