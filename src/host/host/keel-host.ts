@@ -360,7 +360,7 @@ export class KeelHost {
       hostVersion: "keel",
       traceContext: options.traceContext ?? (await activeTraceContext()),
     });
-    this.sessions.set(runId, {
+    const session: RunSession = {
       runId,
       runnerId: runner.id,
       pluginIdentity: `${runner.address.pluginAuthor}/${runner.address.pluginName}`,
@@ -373,17 +373,11 @@ export class KeelHost {
       deadlineAt,
       calls: 0,
       startedAt: now,
-    });
+    };
+    this.sessions.set(runId, session);
     const cancel = new AbortController();
     this.cancels.set(runId, cancel);
-    const applier = new ResultApplier({
-      runId,
-      runnerId: runner.id,
-      event,
-      stateKeys,
-      stores: this.stores,
-      warn: this.warn,
-    });
+    const applier = new ResultApplier({ ...session, stores: this.stores, warn: this.warn });
     let iterator: AsyncIterator<Record<string, unknown>> | undefined;
     try {
       await applier.recordEvent();
