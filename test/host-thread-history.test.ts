@@ -101,7 +101,9 @@ async function readsOf(resource_policy: AgentBindingInput["resource_policy"] = {
   const reads: Record<string, unknown> = {};
   const { host, stores, contexts } = await attachForeign({
     closers,
-    manifest: { permissions: { history: ["page", "search"], events: ["get", "page"] } },
+    manifest: {
+      permissions: { history: ["page", "search"], events: ["get", "page"], artifacts: ["metadata"] },
+    },
     during: async (context, runtime) => {
       const call = async (name: string, action: string, data: Record<string, unknown>) => {
         try {
@@ -117,9 +119,19 @@ async function readsOf(resource_policy: AgentBindingInput["resource_policy"] = {
       await call("whole", "history_page", { thread_id: null });
       await call("thread two", "history_page", { thread_id: "t2" });
       await call("search whole", "history_search", { query: "first", filters: { thread_id: null } });
+      await call("other thread artifact", "artifact_metadata", { artifact_id: "made-in-t2" });
     },
   });
   await seed(stores);
+  await stores.artifacts.register({
+    artifact_id: "made-in-t2",
+    artifact_type: "file",
+    source: "runner",
+    conversation_id: "own",
+    thread_id: "t2",
+    run_id: "an-earlier-run",
+    metadata: {},
+  });
   await collect(
     host.run({ ...message("third in thread one", "own"), thread_id: "t1" }, binding({ resource_policy })),
   );
@@ -144,6 +156,7 @@ describe("history of a run in a thread, through the proxy", () => {
     expect(eventIds.slice(1)).toEqual(["seed-3", "seed-0"]);
     expect(eventIds[0]).toMatch(/^event-/);
     expect(reads["other thread event"]).toBe("not_found");
+    expect(reads["other thread artifact"]).toBe("not_found");
     expect(reads.whole).toBe("unauthorized");
     expect(reads["thread two"]).toBe("unauthorized");
     expect(reads["search whole"]).toBe("unauthorized");
@@ -167,5 +180,6 @@ describe("history of a run in a thread, through the proxy", () => {
     expect(contents(reads["thread two"])).toEqual(["first in thread two"]);
     expect(contents(reads["search whole"])).toEqual(["first in thread two", "first in thread one"]);
     expect(reads["other thread event"]).toMatchObject({ event_id: "seed-1", thread_id: "t2" });
+    expect(reads["other thread artifact"]).toMatchObject({ artifact_id: "made-in-t2" });
   });
 });

@@ -244,6 +244,7 @@ describe("public API", () => {
         "FileTransferError",
         "HeartbeatLostError",
         "HostRunApi",
+        "INLINE_ARTIFACT_BYTES",
         "InMemoryAuditLog",
         "InMemoryKnowledgeBase",
         "InMemoryVectorKnowledgeBase",

@@ -13,6 +13,7 @@ export {
   type ResourcePolicy,
   type StatePolicy,
 } from "./host/agent-binding.js";
+export { EMBEDDING_INVALID, type Embedder } from "./host/embedder.js";
 export type {
   ArtifactRecord,
   ArtifactStore,
@@ -26,9 +27,8 @@ export type {
   TranscriptRecord,
   TranscriptStore,
 } from "./host/host-stores.js";
-export { createInMemoryHostStores, InMemoryAuditLog } from "./host/in-memory-host-stores.js";
-export { EMBEDDING_INVALID, type Embedder } from "./host/embedder.js";
 export { createHybridKnowledgeBase } from "./host/hybrid-knowledge-base.js";
+export { createInMemoryHostStores, InMemoryAuditLog } from "./host/in-memory-host-stores.js";
 export {
   type AttachedRuntime,
   type HostRunOptions,
@@ -57,6 +57,7 @@ export { DEFAULT_RUN_TIMEOUT_SECONDS } from "./host/run-context-builder.js";
 export type { RunGrant } from "./host/run-session.js";
 export { discoverRunners, type RunnerDescriptor } from "./host/runner-registry.js";
 export { DEFAULT_EMBED_BATCH, InMemoryVectorKnowledgeBase } from "./host/vector-knowledge-base.js";
+export { INLINE_ARTIFACT_BYTES } from "./runner/artifact-result.js";
 export { HostRunApi, PROXY_ACTIONS, type StorageArea } from "./runner/host-run-api.js";
 export { SUSPENDED_RUN_KEY } from "./runner/keel-result-mapper.js";
 export {
