@@ -4,26 +4,14 @@ import { binding, collect, createTestHost, message } from "./support/host-scenar
 import { langBotErrors } from "./support/langbot-schemas.js";
 import { askLibrarian } from "./support/librarian.js";
 import { apiCodeOf, attachScriptedRuntime, RUNNER } from "./support/scripted-runtime.js";
+import { SHIP_DOCUMENTS } from "./support/ship-documents.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-const DOCS = [
-  {
-    id: "keel",
-    text: "The keel is the spine of a ship, running along the bottom of the hull.",
-    metadata: { topic: "hull", year: 2020 },
-  },
-  { id: "mast", text: "A mast holds the sails of a ship upright.", metadata: { topic: "rig", year: 2021 } },
-  {
-    id: "rudder",
-    text: "The rudder steers the ship; a ship without a rudder drifts.",
-    metadata: { topic: "hull", year: 2022 },
-  },
-  { id: "cake", text: "Bake the cake for forty minutes.", metadata: { topic: "kitchen" } },
-];
+const DOCS = SHIP_DOCUMENTS;
 
 const retrieve = (
   base: InMemoryKnowledgeBase,

@@ -1,16 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { computeRunGrant, type HostResourceIndex } from "../src/host/host/run-session.js";
-import {
-  type ActionCallError,
-  type AgentBindingInput,
-  AgentBindingSchema,
-  type AgentEventEnvelopeInput,
-  AgentEventEnvelopeSchema,
-  AgentRunnerManifestSchema,
-  type HostStores,
-} from "../src/host/index.js";
+import type { ActionCallError, AgentBindingInput, HostStores } from "../src/host/index.js";
 import { attachForeign } from "./support/foreign-runtime.js";
-import { binding, collect, message, RUNNER_ID } from "./support/host-scenario.js";
+import { binding, collect, message } from "./support/host-scenario.js";
+import { grantFor as grantInConversation } from "./support/run-grant.js";
+import { appendThreaded } from "./support/threaded-history.js";
 
 /**
  * A run started in a thread reads that thread of its conversation — history pages and searches, events, artifacts
@@ -23,31 +16,9 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-const RESOURCES: HostResourceIndex = { models: new Map(), tools: new Map(), knowledgeBases: new Map() };
-
-function grantFor(options: {
-  permissions?: Record<string, unknown>;
-  binding?: Partial<AgentBindingInput>;
-  event?: Partial<AgentEventEnvelopeInput>;
-}) {
-  return computeRunGrant({
-    manifest: AgentRunnerManifestSchema.parse({
-      id: RUNNER_ID,
-      name: "helper",
-      label: { en_US: "Helper" },
-      permissions: options.permissions ?? {},
-    }),
-    binding: AgentBindingSchema.parse({ binding_id: "b", runner_id: RUNNER_ID, ...options.binding }),
-    event: AgentEventEnvelopeSchema.parse({
-      event_id: "e",
-      event_type: "message.received",
-      conversation_id: "own",
-      thread_id: "t1",
-      ...options.event,
-    }),
-    resources: RESOURCES,
-  });
-}
+/** The grant of a run started in thread t1 of conversation `own`. */
+const grantFor = (options: Parameters<typeof grantInConversation>[0]) =>
+  grantInConversation({ ...options, event: { thread_id: "t1", ...options.event } });
 
 describe("the thread a run reads", () => {
   it("is the event's thread unless the runner reads history and the binding grants the conversation", () => {
@@ -67,34 +38,13 @@ describe("the thread a run reads", () => {
   });
 });
 
-async function seed(stores: HostStores) {
-  const items: [string, string | null, string][] = [
-    ["own", "t1", "first in thread one"],
-    ["own", "t2", "first in thread two"],
-    ["own", null, "in the channel"],
-    ["own", "t1", "second in thread one"],
-  ];
-  for (const [index, [conversation, thread, content]] of items.entries()) {
-    await stores.events.append({
-      event_id: `seed-${index}`,
-      event_type: "message.received",
-      source: "platform",
-      conversation_id: conversation,
-      thread_id: thread,
-      metadata: {},
-    });
-    await stores.transcript.append({
-      event_id: `seed-${index}`,
-      conversation_id: conversation,
-      thread_id: thread,
-      role: "user",
-      item_type: "message",
-      content,
-      artifact_refs: [],
-      metadata: {},
-    });
-  }
-}
+const seed = (stores: HostStores) =>
+  appendThreaded(stores, { conversation: "own", idPrefix: "seed-" }, [
+    ["t1", "first in thread one"],
+    ["t2", "first in thread two"],
+    [null, "in the channel"],
+    ["t1", "second in thread one"],
+  ]);
 
 /** What a runner reading history and events learns, run in thread t1 of `own`, under the given binding. */
 async function readsOf(resource_policy: AgentBindingInput["resource_policy"] = {}) {

@@ -7,10 +7,11 @@ import {
   InMemoryVectorKnowledgeBase,
   type KnowledgeBase,
 } from "../src/host/index.js";
-import { cosineOf, hashedEmbedder, SYNONYMS, VECTOR_DOCS } from "./support/hashed-embedder.js";
+import { cosineOf, hashedEmbedder, SYNONYMS } from "./support/hashed-embedder.js";
 import { collect, createTestHost, message } from "./support/host-scenario.js";
 import { askLibrarian } from "./support/librarian.js";
 import { apiCodeOf, attachScriptedRuntime, RUNNER } from "./support/scripted-runtime.js";
+import { SHIP_DOCUMENTS as VECTOR_DOCS } from "./support/ship-documents.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -1,22 +1,6 @@
 import type { Embedder } from "../../src/host/index.js";
 import { tokenize } from "../../src/host/index.js";
 
-/** Four passages, three about ships, for the vector bases' tests. */
-export const VECTOR_DOCS = [
-  {
-    id: "keel",
-    text: "The keel is the spine of a ship, running along the bottom of the hull.",
-    metadata: { topic: "hull", year: 2020 },
-  },
-  { id: "mast", text: "A mast holds the sails of a ship upright.", metadata: { topic: "rig", year: 2021 } },
-  {
-    id: "rudder",
-    text: "The rudder steers the ship; a ship without a rudder drifts.",
-    metadata: { topic: "hull", year: 2022 },
-  },
-  { id: "cake", text: "Bake the cake for forty minutes.", metadata: { topic: "kitchen" } },
-];
-
 /** "vessel" and "boat" embed where "ship" does, as a real embedding model would put them near. */
 export const SYNONYMS = [["ship", "ships", "vessel", "boat"]];
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { appendThreaded } from "../../../test/support/threaded-history.js";
 import { resolveConnectionString } from "../../stores/postgres/resolve-connection-string.js";
 import type { HostStores } from "./host-stores.js";
 import { createInMemoryHostStores } from "./in-memory-host-stores.js";
@@ -78,7 +79,7 @@ function describeHostStores(name: string, open: () => Promise<HostStores>) {
     it("reads one thread of a conversation, or the whole conversation", async () => {
       const stores = await open();
       const conversation = `c-${randomBytes(4).toString("hex")}`;
-      await appendThreaded(stores, conversation, [
+      await appendThreaded(stores, { conversation }, [
         ["t1", "one in t1"],
         ["t2", "one in t2"],
         [null, "in the channel"],
@@ -154,30 +155,6 @@ function describeHostStores(name: string, open: () => Promise<HostStores>) {
   });
 }
 
-async function appendThreaded(stores: HostStores, conversation: string, items: [string | null, string][]) {
-  for (const [index, [thread, content]] of items.entries()) {
-    const event_id = `${conversation}-t${index}`;
-    await stores.events.append({
-      event_id,
-      event_type: "message.received",
-      source: "api",
-      conversation_id: conversation,
-      thread_id: thread,
-      metadata: {},
-    });
-    await stores.transcript.append({
-      event_id,
-      conversation_id: conversation,
-      thread_id: thread,
-      role: "user",
-      item_type: "message",
-      content,
-      artifact_refs: [],
-      metadata: {},
-    });
-  }
-}
-
 describeHostStores("in memory", async () => createInMemoryHostStores());
 describeHostStores("postgres", async () => {
   const stores = await createPostgresHostStores({ connectionString: URL, schema: SCHEMA });
@@ -207,7 +184,7 @@ describe("postgres host stores", () => {
     expect((await admin.query(`select version from ${schema}.host_schema`)).rows).toEqual([{ version: 2 }]);
     const whole = await stores.transcript.page({ conversationId: "c", limit: 10, direction: "forward" });
     expect(whole.items.map((item) => item.content)).toEqual(["old in t1", "old in the channel"]);
-    await appendThreaded(stores, "c", [["t1", "new in t1"]]);
+    await appendThreaded(stores, { conversation: "c" }, [["t1", "new in t1"]]);
     const thread = await stores.transcript.page({
       conversationId: "c",
       threadId: "t1",

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { hashedEmbedder, SYNONYMS, VECTOR_DOCS } from "../../../test/support/hashed-embedder.js";
+import { hashedEmbedder, SYNONYMS } from "../../../test/support/hashed-embedder.js";
+import { SHIP_DOCUMENTS as VECTOR_DOCS } from "../../../test/support/ship-documents.js";
 import { resolveConnectionString } from "../../stores/postgres/resolve-connection-string.js";
 import { EMBEDDING_INVALID, type Embedder } from "./embedder.js";
 import { createPostgresVectorKnowledgeBase } from "./postgres-vector-knowledge-base.js";

@@ -1,11 +1,9 @@
 import type { Pool } from "pg";
 import { KeelError } from "../../errors/keel-error.js";
-import { importPg } from "../../stores/postgres/import-pg.js";
-import { quoteSchema } from "../../stores/postgres/migrations.js";
 import { withPgTransaction } from "../../stores/postgres/with-pg-transaction.js";
 import { checkVectorLength, cosineDistance, type Embedder, embedUnitVectors } from "./embedder.js";
 import { type KnowledgeDocument, parseFilters, type RetrievalEntry } from "./knowledge-base.js";
-import { filterSql, type PostgresKnowledgeBase } from "./postgres-knowledge-base.js";
+import { filterSql, openKnowledgeTable, type PostgresKnowledgeBase } from "./postgres-knowledge-base.js";
 import { DEFAULT_EMBED_BATCH } from "./vector-knowledge-base.js";
 
 const TABLE = `
@@ -38,22 +36,7 @@ export async function createPostgresVectorKnowledgeBase(options: {
       hint: "Give the base a non-empty id",
     });
   }
-  const schema = quoteSchema(options.schema ?? "keel_host");
-  const table = `${schema}.host_knowledge_vectors`;
-  const ownPool = options.pool === undefined;
-  const pool = options.pool ?? new (await importPg()).Pool({ connectionString: options.connectionString });
-  try {
-    await withPgTransaction(pool, async (client) => {
-      // Bases opened at once would race to create the one table; the lock makes them take turns.
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('keel.host_knowledge_vectors'))");
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-      await client.query(`SET LOCAL search_path TO ${schema}`);
-      await client.query(TABLE);
-    });
-  } catch (error) {
-    if (ownPool) await pool.end();
-    throw error;
-  }
+  const { pool, table, close } = await openKnowledgeTable(options, "host_knowledge_vectors", TABLE);
   const { id, embedder } = options;
   const batchSize = options.batchSize ?? DEFAULT_EMBED_BATCH;
   return {
@@ -114,8 +97,6 @@ export async function createPostgresVectorKnowledgeBase(options: {
         score: row.cosine,
       }));
     },
-    close: async () => {
-      if (ownPool) await pool.end();
-    },
+    close,
   };
 }
