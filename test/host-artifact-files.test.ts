@@ -15,6 +15,7 @@ import {
   receiveFiles,
   sendFile,
   serveKeelRunner,
+  type WireProfile,
 } from "../src/host/index.js";
 import { BasePattern, Runtime, registerPlugin, type StepAction } from "../src/index.js";
 import { attachForeign } from "./support/foreign-runtime.js";
@@ -47,9 +48,10 @@ const RUNNER = "plugin:keel/agents/maker";
 const textOf = (size: number) => "artifact bytes, ".repeat(Math.ceil(size / 16)).slice(0, size);
 const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
 
-async function servedRunner(transport: MessageTransport) {
+async function servedRunner(transport: MessageTransport, profile: WireProfile = "seed") {
   const runtime = await Runtime.fromDict(CONFIG);
-  const { channel } = serveKeelRunner({ runtime, agents: AppConfigSchema.parse(CONFIG).agents, transport });
+  const agents = AppConfigSchema.parse(CONFIG).agents;
+  const { channel } = serveKeelRunner({ runtime, agents, transport, profile });
   cleanups.push(async () => {
     await channel.close();
     await runtime.close();
@@ -117,9 +119,10 @@ describe("a Keel runner's large artifact", () => {
     expect(unframed.some((line) => line.includes(FILE_CHUNK_ACTION))).toBe(false);
   });
 
-  it("goes as metadata alone when the host refuses the transfer, saying why", async () => {
+  /** The maker runner driven by a bare channel whose file receiver holds at most 64 KiB. */
+  async function makeForBareHost(profile: WireProfile) {
     const [hostEnd, runnerEnd] = createInMemoryTransportPair();
-    await servedRunner(runnerEnd);
+    await servedRunner(runnerEnd, profile);
     const host = new ActionChannel({ transport: hostEnd });
     cleanups.push(() => host.close());
     const receiver = receiveFiles(host, { maxFileBytes: 64 * 1024 });
@@ -132,14 +135,14 @@ describe("a Keel runner's large artifact", () => {
       resources: {},
       runtime: { trace_id: "run-1" },
     };
+    const request = { plugin_author: "keel", plugin_name: "agents", runner_name: "maker", context };
     const results: Record<string, unknown>[] = [];
-    for await (const result of host.stream("run_agent", {
-      plugin_author: "keel",
-      plugin_name: "agents",
-      runner_name: "maker",
-      context,
-    }))
-      results.push(result);
+    for await (const result of host.stream("run_agent", request)) results.push(result);
+    return { results, receiver };
+  }
+
+  it("goes as metadata alone when the host refuses the transfer, saying why", async () => {
+    const { results, receiver } = await makeForBareHost("seed");
     const created = results.find((result) => result.type === "artifact.created")!.data;
     expect(created).toMatchObject({
       size_bytes: 600_000,
@@ -149,6 +152,13 @@ describe("a Keel runner's large artifact", () => {
     expect(results.at(-1)!.type).toBe("run.completed");
     // The refused transfer is held only as its failure, with no bytes.
     expect(receiver.held).toBe(1);
+  });
+
+  it("is not sent at all under a profile that drops artifacts", async () => {
+    const { results, receiver } = await makeForBareHost("langbot-4.11");
+    expect(results.map((result) => result.type)).not.toContain("artifact.created");
+    expect(results.at(-1)!.type).toBe("run.completed");
+    expect(receiver.held).toBe(0);
   });
 });
 

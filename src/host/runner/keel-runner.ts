@@ -245,7 +245,10 @@ export class KeelRunner {
       streaming,
       suspensionScope: scope,
       ...(resumedRunId ? { resumedRunId } : {}),
-      sendFile: (bytes, { extension }) => sendFile(channel, bytes, { extension, signal }),
+      // A profile that drops artifacts must not send their files: the host would hold them for nothing.
+      ...(profileCarriesResult({ type: "artifact.created" }, this.profile)
+        ? { sendFile: (bytes, { extension }) => sendFile(channel, bytes, { extension, signal }) }
+        : {}),
     });
     for await (const chunk of chunks) for (const body of await mapper.map(chunk)) queue.push(body);
   }
