@@ -25,6 +25,11 @@ export const ResourcePolicySchema = z.object({
   allowed_platform_actions: z.array(z.string()).default([]),
   /** Conversations besides the run's own whose history the runner may read. */
   extra_history_conversations: z.array(z.string()).default([]),
+  /**
+   * What a run started in a thread may read of its own conversation's history and events: its `thread` (the
+   * default), or the whole `conversation` (kept only for a runner whose manifest reads history or events).
+   */
+  history_scope: z.enum(["thread", "conversation"]).default("thread"),
 });
 export type ResourcePolicy = z.infer<typeof ResourcePolicySchema>;
 

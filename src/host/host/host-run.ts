@@ -122,6 +122,7 @@ export async function* streamHostRun(deps: HostRunDeps, run: HostRunStart): Asyn
       runnerId: runner.id,
       event,
       stateKeys,
+      channel: runner.channel,
       stores,
       warn: deps.warn,
       interactions: {

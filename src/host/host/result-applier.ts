@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import type { ActionChannel } from "../transport/action-channel.js";
+import { FILE_TRANSFER_ERROR_CODES, FileTransferError, receiveFiles } from "../transport/file-transfer.js";
 import { AgentApiError } from "../wire/api-error.js";
 import { INTERACTION_REQUESTED_ACTION } from "../wire/interaction.js";
 import type { AgentRunnerPermissions } from "../wire/manifest.js";
@@ -11,12 +13,14 @@ import type { PendingInteraction, PendingInteractions } from "./pending-interact
 import { checkStateValue } from "./proxy-helpers.js";
 
 const MAX_INLINE_ARTIFACT_BYTES = 1024 * 1024;
+const FILE_TORN = FILE_TRANSFER_ERROR_CODES.TORN;
 const MAX_TRANSCRIPT_CHARS = 4000;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
  * Reads a run's results as they arrive and applies their side effects on the host: state updates (checked for
- * scope, key, size and JSON), artifacts (strict base64, at most 1 MiB inline, scoped by the host), transcript
+ * scope, key, size and JSON), artifacts (strict base64, at most 1 MiB inline or a whole file sent beforehand
+ * and named by `file_key`, scoped by the host), transcript
  * items for completed messages. A result that is malformed, for another run, repeated, or whose side effect is
  * refused is dropped with a warning; unknown types likewise. What it returns is what the host's caller sees.
  */
@@ -30,6 +34,8 @@ export class ResultApplier {
       runnerId: string;
       event: AgentEventEnvelope;
       stateKeys: Partial<Record<StateScope, string>>;
+      /** The run's channel, where an artifact too large to come inline arrives as a file first. */
+      channel: ActionChannel;
       stores: HostStores;
       warn: (message: string) => void;
       /** For `interaction.requested`: what the runner may ask, where requests wait, and who is told. */
@@ -175,12 +181,28 @@ export class ResultApplier {
   ): Promise<boolean> {
     const data = result.data;
     let content: Buffer | undefined;
+    if (data.content_base64 != null && data.file_key != null)
+      return this.drop("an artifact with both inline content and a file") ?? false;
     if (data.content_base64 != null) {
       if (!BASE64.test(data.content_base64))
         return this.drop("an artifact whose content is not valid base64") ?? false;
       content = Buffer.from(data.content_base64, "base64");
       if (content.length > MAX_INLINE_ARTIFACT_BYTES)
         return this.drop("an inline artifact over 1 MiB") ?? false;
+    }
+    if (data.file_key != null) {
+      // The whole file or nothing: a torn, refused or unknown transfer leaves no artifact behind.
+      try {
+        content = Buffer.from(receiveFiles(this.run.channel).take(data.file_key));
+      } catch (error) {
+        if (!(error instanceof FileTransferError)) throw error;
+        return (
+          this.drop(`an artifact whose file did not arrive whole (${error.code}): ${error.message}`) ?? false
+        );
+      }
+      const digest = createHash("sha256").update(content).digest("hex");
+      if (data.sha256 != null && data.sha256 !== digest)
+        return this.drop(`an artifact whose file is not the one its sha256 names (${FILE_TORN})`) ?? false;
     }
     const { event, runId, runnerId, stores } = this.run;
     await stores.artifacts.register(
@@ -194,6 +216,7 @@ export class ResultApplier {
         source: "runner",
         // The host decides where an artifact belongs, whatever the runner says.
         conversation_id: event.conversation_id ?? null,
+        thread_id: event.thread_id ?? null,
         run_id: runId,
         runner_id: runnerId,
         metadata: data.metadata,
@@ -205,6 +228,7 @@ export class ResultApplier {
       event_type: "artifact.created",
       source: "runner",
       conversation_id: event.conversation_id ?? null,
+      thread_id: event.thread_id ?? null,
       input_summary: `Artifact created: ${data.artifact_type}`,
       run_id: runId,
       runner_id: runnerId,

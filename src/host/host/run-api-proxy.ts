@@ -6,6 +6,7 @@ import { AgentApiError, AGENT_API_ERROR_CODES as CODES } from "../wire/api-error
 import type { PermissionCategory } from "../wire/manifest.js";
 import { limitToolOutput, MAX_RESULT_BYTES } from "../wire/result-size.js";
 import { type ContextApiCapabilities, StateScopeSchema } from "../wire/run-context.js";
+import { historyGrantOf, historyTargetOf, visibleToRun } from "./history-scope.js";
 import { collectModel, languageModel, requestOf, wireToolCall } from "./host-model-calls.js";
 import type { HostStores } from "./host-stores.js";
 import type { KnowledgeBase, RerankModel } from "./knowledge-base.js";
@@ -188,12 +189,13 @@ export class RunApiProxy {
       PROXY_ACTIONS.HISTORY_PAGE,
       { operation: ["history", "page"], resource: conversationOf },
       async (data, session) => {
-        const conversationId = requestedConversation(data, session);
+        const { conversationId, threadId } = historyTargetOf(data, session);
         if (!conversationId) return { items: [], next_cursor: null, prev_cursor: null, has_more: false };
         const limit = boundedLimit(data.limit, 50);
         const direction = data.direction === "forward" ? "forward" : "backward";
         const page = await stores.transcript.page({
           conversationId,
+          ...(threadId === undefined ? {} : { threadId }),
           limit,
           direction,
           ...cursor("beforeSeq", data.before_cursor),
@@ -206,12 +208,17 @@ export class RunApiProxy {
       PROXY_ACTIONS.HISTORY_SEARCH,
       { operation: ["history", "search"], resource: searchConversationOf },
       async (data, session) => {
-        const filters = (data.filters ?? {}) as { conversation_id?: string; roles?: string[] };
-        const conversationId = filters.conversation_id ?? session.event.conversation_id;
+        const filters = (data.filters ?? {}) as {
+          roles?: string[];
+          conversation_id?: unknown;
+          thread_id?: unknown;
+        };
+        const { conversationId, threadId } = historyTargetOf(filters, session);
         const query = String(data.query ?? "");
         if (!conversationId) return { items: [], total_count: 0, query };
         const items = await stores.transcript.search({
           conversationId,
+          ...(threadId === undefined ? {} : { threadId }),
           text: query,
           topK: boundedLimit(data.top_k, 10),
           ...(Array.isArray(filters.roles) ? { roles: filters.roles } : {}),
@@ -225,21 +232,19 @@ export class RunApiProxy {
     );
     single(PROXY_ACTIONS.EVENT_GET, { operation: ["events", "get"] }, async (data, session) => {
       const event = await stores.events.get(String(data.event_id ?? ""));
-      const visible =
-        event &&
-        (event.run_id === session.runId ||
-          (event.conversation_id != null && session.grant.conversations.has(event.conversation_id)));
-      if (!visible) throw new AgentApiError(CODES.NOT_FOUND, "no such event for this run");
+      if (!event || !visibleToRun(event, session))
+        throw new AgentApiError(CODES.NOT_FOUND, "no such event for this run");
       return publicEvent(event);
     });
     single(
       PROXY_ACTIONS.EVENT_PAGE,
       { operation: ["events", "page"], resource: conversationOf },
       async (data, session) => {
-        const conversationId = requestedConversation(data, session);
+        const { conversationId, threadId } = historyTargetOf(data, session);
         if (!conversationId) return { items: [], next_cursor: null, prev_cursor: null, has_more: false };
         const page = await stores.events.page({
           conversationId,
+          ...(threadId === undefined ? {} : { threadId }),
           limit: boundedLimit(data.limit, 50),
           eventTypes: Array.isArray(data.event_types) ? (data.event_types as string[]) : null,
           ...cursor("beforeSeq", data.before_cursor),
@@ -255,11 +260,11 @@ export class RunApiProxy {
     );
     const visibleArtifact = async (data: Record<string, unknown>, session: RunSession) => {
       const artifact = await stores.artifacts.get(String(data.artifact_id ?? ""));
-      const visible =
-        artifact &&
-        (artifact.run_id === session.runId ||
-          (artifact.conversation_id != null && session.grant.conversations.has(artifact.conversation_id)));
-      if (!visible || (artifact.expires_at != null && artifact.expires_at < Date.now() / 1000)) {
+      if (
+        !artifact ||
+        !visibleToRun(artifact, session) ||
+        (artifact.expires_at != null && artifact.expires_at < Date.now() / 1000)
+      ) {
         throw new AgentApiError(CODES.NOT_FOUND, "no such artifact for this run");
       }
       return artifact;
@@ -536,23 +541,9 @@ export class RunApiProxy {
 }
 
 function conversationOf(data: Record<string, unknown>, session: RunSession) {
-  const requested =
-    typeof data.conversation_id === "string" ? data.conversation_id : session.event.conversation_id;
-  return {
-    name: `conversation:${requested ?? ""}`,
-    granted: requested == null || session.grant.conversations.has(requested),
-  };
+  return historyGrantOf(historyTargetOf(data, session), session);
 }
 
 function searchConversationOf(data: Record<string, unknown>, session: RunSession) {
-  return conversationOf(
-    { conversation_id: (data.filters as { conversation_id?: unknown } | undefined)?.conversation_id },
-    session,
-  );
-}
-
-function requestedConversation(data: Record<string, unknown>, session: RunSession): string | null {
-  return typeof data.conversation_id === "string"
-    ? data.conversation_id
-    : (session.event.conversation_id ?? null);
+  return conversationOf((data.filters ?? {}) as Record<string, unknown>, session);
 }

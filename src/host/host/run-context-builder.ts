@@ -42,8 +42,9 @@ export async function buildRunContext(options: {
 }): Promise<AgentRunContextInput> {
   const { runId, event, binding, manifest, grant, resources, stores } = options;
   const conversationId = event.conversation_id ?? null;
-  const latestSeq = conversationId ? await stores.transcript.latestSeq(conversationId) : null;
-  const permissions = manifest.permissions;
+  // The cursor of what the run may page: its thread's newest item when its grant keeps it to the thread.
+  const thread = options.grant.historyThread ?? undefined;
+  const latestSeq = conversationId ? await stores.transcript.latestSeq(conversationId, thread) : null;
   const state: AgentRunState = { conversation: {}, actor: {}, subject: {}, runner: {} };
   for (const [scope, key] of Object.entries(options.stateKeys) as [StateScope, string][]) {
     state[scope] = await stores.state.snapshot(key);

@@ -8,6 +8,7 @@ import { type HostBridge, runWithHostBridge } from "../../models/providers/host/
 import type { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import type { ActionChannel, ActionContext } from "../transport/action-channel.js";
+import { sendFile } from "../transport/file-transfer.js";
 import { AgentApiError } from "../wire/api-error.js";
 import { partsOfWireChunk, toWireFunctions, toWireMessages } from "../wire/llm-messages.js";
 import {
@@ -177,7 +178,7 @@ export class KeelRunner {
     const queue = new ResultQueue<RunResultBody>();
     const api = new HostRunApi(channel, runId, context.runtime.deadline_at);
     const pump = runWithHostBridge(this.bridgeFor(api, context), () =>
-      this.pump({ context, agent: entry.agent, queue, signal: controller.signal, api }),
+      this.pump({ channel, context, agent: entry.agent, queue, signal: controller.signal, api }),
     )
       .catch((error: unknown) => {
         queue.push({
@@ -214,13 +215,14 @@ export class KeelRunner {
 
   /** Runs (or resumes) the Keel run and queues its mapped results. */
   private async pump(options: {
+    channel: ActionChannel;
     context: AgentRunContext;
     agent: RunnerAgent;
     queue: ResultQueue<RunResultBody>;
     signal: AbortSignal;
     api: HostRunApi;
   }): Promise<void> {
-    const { context, agent, queue, signal, api } = options;
+    const { channel, context, agent, queue, signal, api } = options;
     const streaming = context.delivery.supports_streaming;
     const scope = suspensionScopeOf(context);
     const waiting = context.state[scope][SUSPENDED_RUN_KEY];
@@ -247,8 +249,12 @@ export class KeelRunner {
       streaming,
       suspensionScope: scope,
       ...(resumedRunId ? { resumedRunId } : {}),
+      // A profile that drops artifacts must not send their files: the host would hold them for nothing.
+      ...(profileCarriesResult({ type: "artifact.created" }, this.profile)
+        ? { sendFile: (bytes, { extension }) => sendFile(channel, bytes, { extension, signal }) }
+        : {}),
     });
-    for await (const chunk of chunks) for (const body of mapper.map(chunk)) queue.push(body);
+    for await (const chunk of chunks) for (const body of await mapper.map(chunk)) queue.push(body);
   }
 
   /**
