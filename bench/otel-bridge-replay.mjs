@@ -13,10 +13,11 @@
  * and per tool call, and one for the run), what the SDK costs by itself; `same` — no bridge, the SDK making the
  * very spans the bridge makes (names, kinds, parents, start attributes and attributes set later). `api − plain`
  * and `sdk − plain` are what tracing adds per step; `sdk − plain − same` is the bridge's own part of it, and
- * `same − bare` the SDK's work on the parents and the attributes the conventions ask for.
+ * `same − bare` the SDK's work on the parents and the attributes the conventions ask for; `unsampled` — through
+ * the bridge on the SDK with `ParentBased(TraceIdRatioBased(0))`, every run sampled out.
  *
  * `--bytes` runs each mode in a child whose young generation is large enough that nothing is collected while
- * it measures, and reads the heap's growth: bytes allocated, exact to a few bytes.
+ * it measures, and reads the heap's growth: bytes allocated, steady to a few per cent from one process to the next.
  *
  * `--instructions` runs each mode under valgrind's callgrind twice (N1 and N2 replays after the same warm-up);
  * (I(N2) − I(N1)) / ((N2 − N1) × 11) is instructions per step with start-up and warm-up cancelled. A run loop
@@ -31,7 +32,7 @@ import { getHeapStatistics } from "node:v8";
 
 const STEPS = 11;
 const SELF = fileURLToPath(import.meta.url);
-const MODES = ["plain", "api", "sdk", "bare", "same"];
+const MODES = ["plain", "api", "sdk", "bare", "same", "unsampled"];
 
 const args = process.argv.slice(2);
 if (args[0] === "child") await child(args[1], args[2], { warmup: Number(args[3]), runs: Number(args[4]) });
@@ -83,10 +84,19 @@ async function replayer(dist, mode) {
       : await keel.createOtelBridge({
           inner: dropping,
           ...(mode === "sdk" ? { tracerProvider: provider } : {}),
+          ...(mode === "unsampled" ? { tracerProvider: unsampled(sdk) } : {}),
         });
   return () => {
     for (let index = 0; index < events.length; index++) bus.publish(events[index]);
   };
+}
+
+/** The SDK with the sampler a high-rate user would set, here dropping every run: `ParentBased(TraceIdRatio(0))`. */
+function unsampled(sdk) {
+  return new sdk.BasicTracerProvider({
+    sampler: new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(0) }),
+    spanProcessors: [new sdk.NoopSpanProcessor()],
+  });
 }
 
 /**
@@ -271,6 +281,9 @@ function report(figures, unit, digits) {
   console.log(`bare (SDK alone): ${show(figures.bare)} ${unit}`);
   console.log(
     `sdk − plain − bare (the bridge and the SDK's work on its attributes): ${show(figures.sdk - figures.plain - figures.bare)} ${unit}`,
+  );
+  console.log(
+    `unsampled − plain (SDK, every run sampled out): +${show(figures.unsampled - figures.plain)} ${unit}`,
   );
   console.log(`same (the SDK making the bridge's spans, attributes and all): ${show(figures.same)} ${unit}`);
   console.log(
