@@ -14,11 +14,10 @@
  */
 import { execFile } from "node:child_process";
 import { once } from "node:events";
-import { PerformanceObserver } from "node:perf_hooks";
 import { PassThrough } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { getHeapStatistics } from "node:v8";
 import { WebSocket, WebSocketServer } from "ws";
+import { allocatedBytes, noCollectionFlags } from "./measure.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const args = process.argv.slice(2);
@@ -105,15 +104,7 @@ async function main(transport, dist) {
   const bytes = await new Promise((done, fail) =>
     execFile(
       process.execPath,
-      [
-        "--expose-gc",
-        "--min-semi-space-size=256",
-        "--max-semi-space-size=256",
-        SELF,
-        "bytes-child",
-        transport,
-        dist,
-      ],
+      [...noCollectionFlags(256), SELF, "bytes-child", transport, dist],
       (error, stdout) => (error ? fail(error) : done(JSON.parse(stdout))),
     ),
   );
@@ -129,17 +120,7 @@ async function main(transport, dist) {
 async function bytesChild(transport, dist) {
   const { read, close } = await lone(dist, transport);
   await read(20_000);
-  let collections = 0;
-  const observer = new PerformanceObserver((list) => {
-    collections += list.getEntries().length;
-  });
-  globalThis.gc();
-  observer.observe({ entryTypes: ["gc"] });
-  const before = getHeapStatistics().used_heap_size;
-  await read(10_000);
-  const after = getHeapStatistics().used_heap_size;
-  await new Promise((done) => setTimeout(done, 10));
-  observer.disconnect();
+  const { bytes, collections } = await allocatedBytes(() => read(10_000));
   await close();
-  process.stdout.write(JSON.stringify({ perResult: (after - before) / 10_000, collections }));
+  process.stdout.write(JSON.stringify({ perResult: bytes / 10_000, collections }));
 }

@@ -26,9 +26,8 @@
  */
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
-import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { getHeapStatistics } from "node:v8";
+import { allocatedBytes, noCollectionFlags } from "./measure.mjs";
 
 const STEPS = 11;
 const SELF = fileURLToPath(import.meta.url);
@@ -198,37 +197,18 @@ async function bytesChild(dist, mode) {
   const replay = await replayer(dist, mode);
   for (let index = 0; index < 20_000; index++) replay();
   const runs = 2000;
-  let collections = 0;
-  const observer = new PerformanceObserver((list) => {
-    collections += list.getEntries().length;
+  const { bytes, collections } = await allocatedBytes(() => {
+    for (let index = 0; index < runs; index++) replay();
   });
-  globalThis.gc();
-  observer.observe({ entryTypes: ["gc"] });
-  const before = getHeapStatistics().used_heap_size;
-  for (let index = 0; index < runs; index++) replay();
-  const after = getHeapStatistics().used_heap_size;
-  // The observer reports on a later turn.
-  await new Promise((done) => setTimeout(done, 10));
-  observer.disconnect();
-  process.stdout.write(`${JSON.stringify({ perStep: (after - before) / (runs * STEPS), collections })}\n`);
+  process.stdout.write(`${JSON.stringify({ perStep: bytes / (runs * STEPS), collections })}\n`);
 }
 
 async function bytes(dist) {
   const figures = {};
   for (const mode of MODES) {
     const stdout = await new Promise((done, fail) =>
-      execFile(
-        process.execPath,
-        [
-          "--expose-gc",
-          "--min-semi-space-size=512",
-          "--max-semi-space-size=512",
-          SELF,
-          "bytes-child",
-          dist,
-          mode,
-        ],
-        (error, out) => (error ? fail(error) : done(out)),
+      execFile(process.execPath, [...noCollectionFlags(), SELF, "bytes-child", dist, mode], (error, out) =>
+        error ? fail(error) : done(out),
       ),
     );
     const { perStep, collections } = JSON.parse(stdout);
