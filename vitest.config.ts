@@ -10,6 +10,7 @@ export default defineConfig({
     // files wait rather than compute, so two files at a time keep both cores busy.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // Type tests (`*.test-d.ts`, expectTypeOf and @ts-expect-error) run with the suite: a wrong type fails it.
+    // `npm test` turns this off because its typecheck step has just run tsc over the same files.
     typecheck: {
       enabled: true,
       include: ["src/**/*.test-d.ts", "test/**/*.test-d.ts"],
