@@ -1,5 +1,8 @@
 /** Timing, statistics and heap helpers shared by the scenarios. Node built-ins only. */
 
+import { PerformanceObserver } from "node:perf_hooks";
+import { getHeapStatistics } from "node:v8";
+
 /** Monotonic time in milliseconds (fractional). */
 export const now = () => performance.now();
 
@@ -82,4 +85,32 @@ export async function timeSequentialRuns(runOnce, { minRuns = 50, minMs = 300, m
     durations.push(end - start);
   }
   return { runs: durations.length, wallMs: end - wallStart, cpuUs: cpuMicros() - cpuStart, durations };
+}
+
+/**
+ * Node flags for a child that measures allocation with `allocatedBytes`: --expose-gc, and a young generation
+ * large enough (`semiSpaceMb`) that the measured work allocates without a collection.
+ */
+export function noCollectionFlags(semiSpaceMb = 512) {
+  return ["--expose-gc", `--min-semi-space-size=${semiSpaceMb}`, `--max-semi-space-size=${semiSpaceMb}`];
+}
+
+/**
+ * Heap bytes `work()` allocates, read as the heap's growth across it; only meaningful when nothing was collected
+ * meanwhile, so `collections` says how many collections happened (run under `noCollectionFlags()`).
+ */
+export async function allocatedBytes(work) {
+  let collections = 0;
+  const observer = new PerformanceObserver((list) => {
+    collections += list.getEntries().length;
+  });
+  globalThis.gc();
+  observer.observe({ entryTypes: ["gc"] });
+  const before = getHeapStatistics().used_heap_size;
+  await work();
+  const after = getHeapStatistics().used_heap_size;
+  // The observer reports on a later turn.
+  await new Promise((done) => setTimeout(done, 10));
+  observer.disconnect();
+  return { bytes: after - before, collections };
 }

@@ -81,11 +81,9 @@ function renderEventDocs(schemas) {
 
 async function loadSchemas() {
   try {
-    return (await import("../dist/events/event-schemas.js")).EVENT_SCHEMAS;
+    return (await import("../dist/index.js")).EVENT_SCHEMAS;
   } catch (error) {
-    console.error(
-      `Could not load dist/events/event-schemas.js (${error.message}). Run \`npm run build\` first.`,
-    );
+    console.error(`Could not load dist/index.js (${error.message}). Run \`npm run build\` first.`);
     process.exit(2);
   }
 }

@@ -81,6 +81,7 @@ export type {
   RunRequest,
   RunResult,
   RunStatus,
+  RunSteering,
   RunUsage,
   StopReason,
   SuspendedToolCall,

@@ -17,11 +17,7 @@ const root = mkdtempSync(join(tmpdir(), "keel-durable-wait-"));
 let buildDir = "";
 
 beforeAll(() => {
-  buildDir = compileForChildren(root, [
-    "src/index.ts",
-    "src/models/providers/mock/scripted-model.ts",
-    "src/cli/main.ts",
-  ]);
+  buildDir = compileForChildren(root);
 }, 120_000);
 
 afterAll(() => {

@@ -28,11 +28,7 @@ let buildDir = "";
 const CHILD = "test/support/crash-child.mjs";
 
 beforeAll(() => {
-  buildDir = compileForChildren(root, [
-    "src/index.ts",
-    "src/models/providers/mock/scripted-model.ts",
-    "src/cli/main.ts",
-  ]);
+  buildDir = compileForChildren(root);
 }, 120_000);
 
 afterAll(async () => {

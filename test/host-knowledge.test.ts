@@ -1,46 +1,17 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { AppConfigSchema } from "../src/config/app-config-schema.js";
-import type { KeelConfig } from "../src/config/keel-config.js";
-import {
-  type LanguageModel,
-  MODEL_SPECIFICATION_VERSION,
-  type ModelRequest,
-  type ModelStreamPart,
-} from "../src/contracts/language-model.js";
-import {
-  AgentApiError,
-  createInMemoryHostStores,
-  createInMemoryTransportPair,
-  InMemoryKnowledgeBase,
-  KeelHost,
-  lexicalReranker,
-  serveKeelRunner,
-  tokenize,
-} from "../src/host/index.js";
-import { Runtime } from "../src/runtime/runtime.js";
+import { AgentApiError, InMemoryKnowledgeBase, lexicalReranker, tokenize } from "../src/host/index.js";
 import { binding, collect, createTestHost, message } from "./support/host-scenario.js";
 import { langBotErrors } from "./support/langbot-schemas.js";
+import { askLibrarian } from "./support/librarian.js";
 import { apiCodeOf, attachScriptedRuntime, RUNNER } from "./support/scripted-runtime.js";
+import { SHIP_DOCUMENTS } from "./support/ship-documents.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-const DOCS = [
-  {
-    id: "keel",
-    text: "The keel is the spine of a ship, running along the bottom of the hull.",
-    metadata: { topic: "hull", year: 2020 },
-  },
-  { id: "mast", text: "A mast holds the sails of a ship upright.", metadata: { topic: "rig", year: 2021 } },
-  {
-    id: "rudder",
-    text: "The rudder steers the ship; a ship without a rudder drifts.",
-    metadata: { topic: "hull", year: 2022 },
-  },
-  { id: "cake", text: "Bake the cake for forty minutes.", metadata: { topic: "kitchen" } },
-];
+const DOCS = SHIP_DOCUMENTS;
 
 const retrieve = (
   base: InMemoryKnowledgeBase,
@@ -251,60 +222,12 @@ describe("a host serving knowledge to a runner", () => {
   });
 });
 
-/** Searches the knowledge base with the user's words, then answers with what the search returned. */
-class LibrarianModel implements LanguageModel {
-  readonly specificationVersion = MODEL_SPECIFICATION_VERSION;
-  readonly provider = "test";
-  readonly modelId = "librarian";
-  async *stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
-    const last = request.messages.at(-1);
-    const text = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content);
-    if (last?.role === "tool") {
-      yield { type: "text-delta", text: `Found: ${text}` };
-      yield { type: "finish", stopReason: "end_turn" };
-      return;
-    }
-    yield { type: "tool-call", id: "search-1", name: "knowledge_search", arguments: { query: text } };
-    yield { type: "finish", stopReason: "tool_use" };
-  }
-}
-
 describe("a Keel runner agent searching host knowledge", () => {
   it("asks for knowledge retrieval in its manifest and searches the run's granted knowledge base as a tool", async () => {
-    const config: KeelConfig = {
-      agents: [
-        {
-          id: "librarian",
-          name: "Librarian",
-          llm: { provider: "host" },
-          tools: [{ id: "knowledge_search", type: "host_knowledge", config: { top_k: 1 } }],
-        },
-      ],
-    };
-    const runtime = await Runtime.fromDict(config);
-    const [hostEnd, runnerEnd] = createInMemoryTransportPair();
-    serveKeelRunner({ runtime, agents: AppConfigSchema.parse(config).agents, transport: runnerEnd });
-    const stores = createInMemoryHostStores();
-    const host = new KeelHost({
-      stores,
-      models: { librarian: new LibrarianModel() },
-      knowledgeBases: [new InMemoryKnowledgeBase({ id: "ships", name: "Ship manual", documents: DOCS })],
-    });
-    cleanups.push(async () => {
-      await host.close();
-      await runtime.close();
-    });
-    const attached = await host.attach(hostEnd);
-    const manifest = attached.runners[0]!.manifest;
+    const ships = new InMemoryKnowledgeBase({ id: "ships", name: "Ship manual", documents: DOCS });
+    const { manifest, results, stores } = await askLibrarian(ships, "what steers a ship?", cleanups);
     expect(manifest.capabilities.knowledge_retrieval).toBe(true);
     expect(manifest.permissions.knowledge_bases).toEqual(["retrieve"]);
-    const results = await collect(
-      host.run(message("what steers a ship?"), {
-        binding_id: "b",
-        runner_id: "plugin:keel/agents/librarian",
-        resource_policy: { allowed_model_uuids: ["librarian"], allowed_kb_uuids: ["ships"] },
-      }),
-    );
     const completed = results.find((result) => result.type === "message.completed");
     expect(JSON.stringify(completed?.data)).toContain("The rudder steers the ship");
     expect(results.at(-1)!.type).toBe("run.completed");

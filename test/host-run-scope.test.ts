@@ -1,16 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { computeRunGrant, type HostResourceIndex } from "../src/host/host/run-session.js";
-import {
-  type ActionCallError,
-  type AgentBindingInput,
-  AgentBindingSchema,
-  type AgentEventEnvelopeInput,
-  AgentEventEnvelopeSchema,
-  AgentRunnerManifestSchema,
-  type RunGrant,
-} from "../src/host/index.js";
+import type { ActionCallError, RunGrant } from "../src/host/index.js";
 import { attachForeign } from "./support/foreign-runtime.js";
-import { binding, collect, message, RUNNER_ID, typesOf } from "./support/host-scenario.js";
+import { binding, collect, message, typesOf } from "./support/host-scenario.js";
+import { grantFor } from "./support/run-grant.js";
 
 /**
  * The grant's third layer by default: a run gets what its own event may use — the binding's resources only
@@ -23,46 +15,6 @@ const closers: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
-
-const RESOURCES: HostResourceIndex = {
-  models: new Map([["model-1", { provider: "test" }]]),
-  tools: new Map([["lookup", {}]]),
-  knowledgeBases: new Map(),
-};
-
-function grantFor(options: {
-  permissions?: Record<string, unknown>;
-  binding?: Partial<AgentBindingInput>;
-  event?: Partial<AgentEventEnvelopeInput>;
-  authorize?: (grant: RunGrant) => RunGrant;
-}): RunGrant {
-  return computeRunGrant({
-    manifest: AgentRunnerManifestSchema.parse({
-      id: RUNNER_ID,
-      name: "helper",
-      label: { en_US: "Helper" },
-      permissions: { models: ["invoke"], tools: ["call"], ...options.permissions },
-    }),
-    binding: AgentBindingSchema.parse({
-      binding_id: "b",
-      runner_id: RUNNER_ID,
-      ...options.binding,
-      resource_policy: {
-        allowed_model_uuids: ["model-1"],
-        allowed_tool_names: ["lookup"],
-        ...options.binding?.resource_policy,
-      },
-    }),
-    event: AgentEventEnvelopeSchema.parse({
-      event_id: "e",
-      event_type: "message.received",
-      conversation_id: "own",
-      ...options.event,
-    }),
-    resources: RESOURCES,
-    authorize: options.authorize ? (grant) => options.authorize!(grant) : undefined,
-  });
-}
 
 describe("the default run scope", () => {
   it("grants a binding's resources only to events of its bot or workspace", () => {

@@ -124,7 +124,7 @@ describe("an MCP server that cannot be reached, in process", () => {
 describe("an MCP server that cannot be reached, in a child process running Keel's build", () => {
   let buildDir = "";
   beforeAll(() => {
-    buildDir = compileForChildren(root, ["src/index.ts", "src/models/providers/mock/scripted-model.ts"]);
+    buildDir = compileForChildren(root);
   }, 120_000);
 
   for (const form of Object.keys(unreachable())) {

@@ -48,12 +48,17 @@ const runOf = (call: string) => call.split(" ")[0]!;
  * again, and wait for every run to end. Each run must end completed with a gap-free log; returns the calls made
  * more than once and the runs that had ended before the stop.
  */
-async function batchThroughRestart(options: { downMs: number; storeOutageMs?: number }) {
+async function batchThroughRestart(options: {
+  downMs: number;
+  storeOutageMs?: number;
+  retryDelayMs?: number;
+}) {
   const cluster = queueCluster({
     steps: STEPS,
     tickMs: 100,
     pgUrl: postgres.url(),
     ...(options.storeOutageMs === undefined ? {} : { storeOutageMs: options.storeOutageMs }),
+    ...(options.retryDelayMs === undefined ? {} : { queue: { retry_delay_ms: options.retryDelayMs } }),
   });
   clusters.push(cluster);
   await Promise.all([cluster.worker(), cluster.worker(), cluster.worker()]);
@@ -114,7 +119,13 @@ describe.skipIf(reason !== null)("a Postgres restart under queued runs", () => {
 
   it("resumes the runs that stopped waiting for the server, from their checkpoints, once it is back", async () => {
     // The runs give up on the server after half a second; their workers wait for it and the queue tries again.
-    const { repeated, done } = await batchThroughRestart({ downMs: 8000, storeOutageMs: 500 });
+    // The queue's doubling waits between tries (250, 500, 1000 ms here; 1, 2, 4 s by default) all fit in the
+    // outage, so a worker that did not wait would spend every try while the server is down.
+    const { repeated, done } = await batchThroughRestart({
+      downMs: 3000,
+      storeOutageMs: 500,
+      retryDelayMs: 250,
+    });
     // A call is made again only by a run that stopped under it (finished after the run's last checkpoint): at
     // most one per run, and none in a run that had ended before the stop.
     expect(repeated.filter((call) => done.has(runOf(call)))).toEqual([]);

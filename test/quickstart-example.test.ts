@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { bundlePackage } from "./support/cli-process.js";
 import { FakeModelServer } from "./support/fake-model-server.js";
 import { anthropicTurn, chatTurn } from "./support/provider-replies.js";
 
@@ -26,12 +27,10 @@ function environment(extra: Record<string, string>): NodeJS.ProcessEnv {
 let server: FakeModelServer;
 
 beforeAll(async () => {
-  // The example runs the built CLI; build when dist/ lacks the providers or is older than them.
-  const built = join(repoRoot, "dist/models/create-model.js");
+  // The example runs the built CLI; build when dist/ lacks it or it is older than the providers.
+  const built = join(repoRoot, "dist/cli/main.js");
   const source = join(repoRoot, "src/models/create-model.ts");
-  if (!existsSync(built) || statSync(built).mtimeMs < statSync(source).mtimeMs) {
-    await run("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: repoRoot });
-  }
+  if (!existsSync(built) || statSync(built).mtimeMs < statSync(source).mtimeMs) bundlePackage();
 }, 120_000);
 
 beforeEach(async () => {

@@ -36,11 +36,14 @@ function serve(channel) {
     for (let index = 1; index <= count; index++) {
       // A millisecond apart, so that each result travels alone and none waits behind another.
       await new Promise((resolve) => setTimeout(resolve, 1));
+      // The send time rides in the envelope's integer `timestamp` (µs here), so that a paced result has the shape
+      // of a streamed one and is read the same way; a field of its own in `data` sent it through the schemas.
       yield {
         run_id: "bench",
         type: "message.delta",
-        data: { chunk: { role: "assistant", content: "token" }, sent_us: nowUs() },
+        data: { chunk: { role: "assistant", content: "token" } },
         sequence: index,
+        timestamp: Math.round(nowUs()),
       };
     }
   });
@@ -55,7 +58,8 @@ async function child(mode, url) {
     await channel.whenClosed();
     return;
   }
-  const socket = new WebSocket(url, { maxPayload: webSocketMaxPayload() });
+  // As `openWebSocket` does: no permessage-deflate offered (the server would not take it either).
+  const socket = new WebSocket(url, { maxPayload: webSocketMaxPayload(), perMessageDeflate: false });
   await once(socket, "open");
   const channel = new ActionChannel({ transport: createWebSocketTransport(socket) });
   serve(channel);
@@ -131,7 +135,7 @@ async function measure(mode, { count, paced, repetitions }) {
       rates.push(count / ((performance.now() - started) / 1000));
     }
     const latencies = [];
-    await read("bench_paced", paced, (raw) => latencies.push(nowUs() - raw.data.sent_us));
+    await read("bench_paced", paced, (raw) => latencies.push(nowUs() - raw.timestamp));
     const resultsPerSecond = Math.round(median(rates));
     return {
       scenario: "H1",

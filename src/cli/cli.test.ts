@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cliHarness, jsonLines, TOOLS } from "../../test/support/cli-harness.js";
+import { bundlePackage } from "../../test/support/cli-process.js";
 import { Runtime } from "../runtime/runtime.js";
 import { USAGE } from "./cli.js";
 import { describeError } from "./commands/run.js";
@@ -276,7 +277,7 @@ describe("the built keel bin", () => {
   beforeAll(async () => {
     // Build only when needed: the full build takes seconds and other suites may share dist/.
     if (!existsSync(bin) || !existsSync(join(repoRoot, "dist/index.js"))) {
-      await run("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: repoRoot });
+      bundlePackage();
     }
   }, 120_000);
 

@@ -1,10 +1,12 @@
 // Past 400 lines: the usage text and the dispatch of every command sit together, so the two cannot drift.
-import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { nearMatch } from "../config/near-match.js";
 import type { RunStatus } from "../contracts/run-types.js";
 import { type Logger, setLogger } from "../logging/logger.js";
 import type { ToolDecision } from "../loop/decisions.js";
+import { packageRoot } from "../util/package-root.js";
 import type { Prompt } from "./commands/ask-decisions.js";
 import type { OutputStream } from "./commands/validate.js";
 
@@ -480,10 +482,10 @@ function parseCommandArgs(
   return { values, positionals };
 }
 
-/** The package's version, from the package.json two levels above this file (src/cli or dist/cli). */
+/** The package's version, from Keel's own package.json. */
 function readVersion(): string {
-  const require = createRequire(import.meta.url);
-  return (require("../../package.json") as { version: string }).version;
+  const manifest = path.join(packageRoot(), "package.json");
+  return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
 }
 
 function streamLogger(stream: OutputStream): Logger {

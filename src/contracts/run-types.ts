@@ -170,7 +170,16 @@ export interface RunRequest<T = unknown, TDeps = unknown> {
    * the run's span a child of the span this names. A resumed run ignores it and continues its own trace.
    */
   traceContext?: RunTraceContext;
+  /**
+   * Input that reaches the run while it is going — a follow-up message from the user — asked for before each
+   * model call; what it returns is appended to the transcript as user messages, in order, so the next call sees
+   * it. A function, so it lives in this process only: a queued run (`submit`) does not carry it.
+   */
+  steering?: RunSteering;
 }
+
+/** Asked before each model call of a run for the user messages that arrived since; `[]` when none did. */
+export type RunSteering = (signal: AbortSignal) => Promise<readonly string[]>;
 
 export interface RunResult<T = unknown> {
   runId: string;

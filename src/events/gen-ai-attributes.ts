@@ -64,8 +64,9 @@ export function genAiFinishReason(stopReason: string): string {
   return FINISH_REASONS[stopReason] ?? stopReason;
 }
 
-// One frozen array per finish reason: `gen_ai.response.finish_reasons` is set on every chat span, and the
-// SDK keeps an array attribute as it is given when no length limit is configured.
+// One frozen array per finish reason: `gen_ai.response.finish_reasons` is set on every chat span, so Keel makes
+// no array per call. The SDK still copies an array attribute as it stores it (its length-limit pass maps every
+// array, limit or none); that copy is the SDK's.
 const FINISH_REASON_LISTS = new Map<string, readonly string[]>();
 
 /** The `gen_ai.response.finish_reasons` value of a Keel stop reason (one shared frozen array per reason). */

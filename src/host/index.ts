@@ -13,6 +13,7 @@ export {
   type ResourcePolicy,
   type StatePolicy,
 } from "./host/agent-binding.js";
+export { EMBEDDING_INVALID, type Embedder } from "./host/embedder.js";
 export type {
   ArtifactRecord,
   ArtifactStore,
@@ -26,6 +27,7 @@ export type {
   TranscriptRecord,
   TranscriptStore,
 } from "./host/host-stores.js";
+export { createHybridKnowledgeBase } from "./host/hybrid-knowledge-base.js";
 export { createInMemoryHostStores, InMemoryAuditLog } from "./host/in-memory-host-stores.js";
 export {
   type AttachedRuntime,
@@ -46,13 +48,27 @@ export {
   type RetrieveOptions,
   tokenize,
 } from "./host/knowledge-base.js";
+export type { InteractionOrigin, PendingInteraction } from "./host/pending-interactions.js";
 export { createPostgresHostStores } from "./host/postgres-host-stores.js";
 export { createPostgresKnowledgeBase, type PostgresKnowledgeBase } from "./host/postgres-knowledge-base.js";
+export { createPostgresVectorKnowledgeBase } from "./host/postgres-vector-knowledge-base.js";
 export { type HostFile, MAX_HOST_FILE_BYTES } from "./host/resource-answers.js";
 export type { HostTool } from "./host/run-api-proxy.js";
 export { DEFAULT_RUN_TIMEOUT_SECONDS } from "./host/run-context-builder.js";
+export {
+  InMemoryRunLedger,
+  RUN_STATUSES,
+  type RunLedger,
+  type RunLedgerEvent,
+  type RunLedgerEventsQuery,
+  type RunLedgerQuery,
+  type RunLedgerRecord,
+  type RunLedgerStatus,
+} from "./host/run-ledger.js";
 export type { RunGrant } from "./host/run-session.js";
 export { discoverRunners, type RunnerDescriptor } from "./host/runner-registry.js";
+export { DEFAULT_EMBED_BATCH, InMemoryVectorKnowledgeBase } from "./host/vector-knowledge-base.js";
+export { INLINE_ARTIFACT_BYTES } from "./runner/artifact-result.js";
 export { HostRunApi, PROXY_ACTIONS, type StorageArea } from "./runner/host-run-api.js";
 export { SUSPENDED_RUN_KEY } from "./runner/keel-result-mapper.js";
 export {
@@ -140,6 +156,16 @@ export {
   AgentApiErrorSchema,
 } from "./wire/api-error.js";
 export {
+  INTERACTION_REQUESTED_ACTION,
+  INTERACTION_SUBMITTED_EVENT,
+  type InteractionRequest,
+  type InteractionRequestInput,
+  InteractionRequestSchema,
+  type InteractionSubmission,
+  type InteractionSubmissionInput,
+  InteractionSubmissionSchema,
+} from "./wire/interaction.js";
+export {
   fromWireMessages,
   partsOfWireChunk,
   toWireFunctions,
@@ -191,4 +217,9 @@ export {
   type RunResultBody,
   type UnknownRunResult,
 } from "./wire/run-result.js";
+export {
+  type SteeringInputItem,
+  SteeringInputItemSchema,
+  type SteeringPullMode,
+} from "./wire/steering-item.js";
 export { manifestForProfile, type WireProfile } from "./wire/wire-profile.js";

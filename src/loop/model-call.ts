@@ -1,16 +1,20 @@
 import type { ModelResponse, Phase } from "../contracts/hook.js";
 import type { ModelRequest } from "../contracts/language-model.js";
+import type { RunRequest } from "../contracts/run-types.js";
 import { type ChatModelCaller, callThroughChatMiddleware } from "./chat-model-call.js";
 import { buildModelRequest, type ModelRequestSource } from "./model-call-request.js";
 import type { PhaseContext } from "./phase-context.js";
 import { type ModelCallEnd, readModelStream } from "./read-model-stream.js";
 import type { CheckpointPhase } from "./run-state.js";
+import { type SteeredRun, takeSteering } from "./take-steering.js";
 
 /** What a model call that goes through the phases needs of the run's driver. */
 export type PhasedModelCaller = ChatModelCaller &
   ModelRequestSource &
-  ModelCallEnd & {
+  ModelCallEnd &
+  SteeredRun & {
     readonly owesCheckpoint: boolean;
+    readonly request: Pick<RunRequest, "clientKwargs" | "steering">;
     readonly fallbackModel: string;
     checkpoint(phase: CheckpointPhase): Promise<unknown>;
     hookContext(phase: Phase): PhaseContext;
@@ -20,8 +24,9 @@ export type PhasedModelCaller = ChatModelCaller &
   };
 
 /**
- * A model call with something to wait on around the model: an owed checkpoint first, BeforeInference and
- * AfterInference hooks, chat middleware. The driver's `callLlm` takes the shorter way when there is none.
+ * A model call with something to wait on around the model: an owed checkpoint first, steering messages,
+ * BeforeInference and AfterInference hooks, chat middleware. The driver's `callLlm` takes the shorter way when
+ * there is none.
  */
 export async function callModelThroughPhases(
   driver: PhasedModelCaller,
@@ -29,6 +34,7 @@ export async function callModelThroughPhases(
 ): Promise<ModelResponse> {
   driver.checkpointBoundary();
   if (driver.owesCheckpoint) await driver.checkpoint("tools");
+  if (driver.request.steering) await takeSteering(driver, driver.request.steering);
   const request = buildModelRequest(driver, overrides);
   const hooks = driver.agent.hooks;
   if (hooks.beforeInference.length > 0) {

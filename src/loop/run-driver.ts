@@ -355,10 +355,11 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
   callLlm(overrides: Partial<ModelRequest> = NO_OVERRIDES): Promise<ModelResponse> {
     const agent = this.agent;
     const hooks = agent.hooks;
-    // What waits on something around the model (an owed checkpoint, hooks, chat middleware) goes the long way;
-    // the usual call is one promise that the stream's reader settles, with no `async` frame in between.
+    // What waits on something around the model (an owed checkpoint, steering, hooks, chat middleware) goes the
+    // long way; the usual call is one promise that the stream's reader settles, with no `async` frame in between.
     if (
       this.owesCheckpoint ||
+      this.request.steering !== undefined ||
       agent.middleware.chat.length > 0 ||
       hooks.beforeInference.length > 0 ||
       hooks.afterInference.length > 0

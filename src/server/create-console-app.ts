@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { type Context, Hono } from "hono";
+import { packageRoot } from "../util/package-root.js";
 import type { ServerEnv } from "./runs-routes.js";
 import { errorResponse, ServerRequestError } from "./server-error.js";
 
@@ -94,11 +94,9 @@ export function createConsoleApp(
   return app;
 }
 
-/** `dist/console` beside the built server, or, when the server runs from its sources, the built one. */
+/** The console the build put in Keel's `dist/console`, whether the server runs from the package or its sources. */
 function defaultConsoleDirectory(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const built = path.resolve(here, "..", "console");
-  return existsSync(built) ? built : path.resolve(here, "..", "..", "dist", "console");
+  return path.join(packageRoot(), "dist", "console");
 }
 
 async function loadAssets(directory: string): Promise<Map<string, Asset>> {

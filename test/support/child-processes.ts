@@ -182,7 +182,7 @@ export function childProcessSuite(prefix: string): {
   const { stores, drop } = persistentStores(root);
   let buildDir = "";
   beforeAll(() => {
-    buildDir = compileForChildren(root, ["src/index.ts", "src/models/providers/mock/scripted-model.ts"]);
+    buildDir = compileForChildren(root);
   }, 120_000);
   afterAll(async () => {
     await drop();

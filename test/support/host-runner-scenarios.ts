@@ -46,9 +46,12 @@ export function describeHostRunnerScenarios(
         result: { meaning: "keel is a ship's spine" },
       });
       const audit = test.stores.audit.entries.filter((entry) => entry.run_id === runId);
+      // The runner declares steering, so it asks for follow-up input before each model call.
       expect(audit.map((entry) => [entry.action, entry.result])).toEqual([
+        ["steering_pull", "ok"],
         ["invoke_llm_stream", "ok"],
         ["call_tool", "ok"],
+        ["steering_pull", "ok"],
         ["invoke_llm_stream", "ok"],
       ]);
       expect(
@@ -123,6 +126,46 @@ export function describeHostRunnerScenarios(
       expect(completed?.data).toMatchObject({ tool_name: "delete_all", error: expect.any(String) });
       expect(typesOf(denied).at(-1)).toBe("run.completed");
       expect(await test.stores.state.get(keyOf("conversation-b"), "keel.suspended_run_id")).toBeNull();
+    });
+
+    it("steers a message sent mid-run into the run before its next model call", async () => {
+      const conversation = "conversation-steer";
+      let steered: boolean | undefined;
+      test.hooks.onPause = (runId) => {
+        steered = test.host.steer(runId, message("steer: the sky is green", conversation));
+      };
+      try {
+        const results = await collect(test.host.run(message("please pause", conversation), binding()));
+        expect(steered).toBe(true);
+        expect(typesOf(results).slice(0, 2)).toEqual(["tool.call.started", "tool.call.completed"]);
+        expect(typesOf(results).slice(-2)).toEqual(["message.completed", "run.completed"]);
+        const completed = results.find((result) => result.type === "message.completed")!;
+        expect(completed.data).toMatchObject({ message: { content: "Heard: the sky is green" } });
+        const runId = results[0]!.run_id;
+        const pulls = test.stores.audit.entries.filter(
+          (entry) => entry.run_id === runId && entry.action === "steering_pull",
+        );
+        expect(pulls.map((entry) => entry.result)).toEqual(["ok", "ok"]);
+        // The host keeps the steered message in the conversation, between the question and the answer.
+        const page = await test.stores.transcript.page({
+          conversationId: conversation,
+          limit: 10,
+          direction: "forward",
+        });
+        expect(page.items.map((item) => [item.role, item.content])).toEqual([
+          ["user", "please pause"],
+          ["user", "steer: the sky is green"],
+          ["assistant", "Heard: the sky is green"],
+        ]);
+        // The ledger has the run, completed, with its results.
+        expect(await test.host.ledger.get(runId)).toMatchObject({
+          status: "completed",
+          conversation_id: conversation,
+        });
+      } finally {
+        delete test.hooks.onPause;
+      }
+      expect(test.host.steer("no-such-run", message("steer: late", conversation))).toBe(false);
     });
 
     it("cancels a run on request", async () => {

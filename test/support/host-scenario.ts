@@ -32,6 +32,7 @@ export const HOST_RUNNER_CONFIG: KeelConfig = {
           },
         },
         { id: "report", type: "host_tool", config: { description: "Fetch the long report" } },
+        { id: "pause", type: "host_tool", config: { description: "Wait for the user" } },
         {
           id: "delete_all",
           type: "host_tool",
@@ -58,11 +59,13 @@ export class HostTestModel implements LanguageModel {
     const text = typeof last?.content === "string" ? last.content : "";
     if (last?.role === "tool") {
       yield* deltas(["Done", ": ", text.slice(0, 40)]);
+    } else if (last?.role === "user" && text.startsWith("steer:")) {
+      yield* deltas(["Heard", ": ", text.slice("steer:".length).trim()]);
     } else if (text.includes("hang")) {
       await new Promise((resolve) => request.signal?.addEventListener("abort", resolve, { once: true }));
       return;
     } else {
-      const tool = ["lookup", "report", "delete"].find((word) => text.includes(word));
+      const tool = ["lookup", "report", "delete", "pause"].find((word) => text.includes(word));
       if (tool) {
         yield {
           type: "tool-call",
@@ -83,9 +86,13 @@ function* deltas(parts: string[]): Iterable<ModelStreamPart> {
   for (const text of parts) yield { type: "text-delta", text };
 }
 
-/** A Keel host with the test model and three tools; warnings collected. */
+/**
+ * A Keel host with the test model and its tools; warnings collected. The `pause` tool calls `onPause` with its
+ * run's id before it answers, so a test can act on the host while the run is between two model calls.
+ */
 export function createTestHost(options: Partial<KeelHostOptions> = {}) {
   const warnings: string[] = [];
+  const hooks: { onPause?: (runId: string) => void | Promise<void> } = {};
   const stores = createInMemoryHostStores();
   const host = new KeelHost({
     stores,
@@ -97,12 +104,19 @@ export function createTestHost(options: Partial<KeelHostOptions> = {}) {
       },
       report: { description: "The long report", invoke: async () => "r".repeat(20 * 1024) },
       delete_all: { description: "Delete everything", invoke: async () => ({ deleted: 3 }) },
+      pause: {
+        description: "Wait for the user",
+        invoke: async (_parameters, { runId }) => {
+          await hooks.onPause?.(runId);
+          return { paused: true };
+        },
+      },
       secret: { description: "Not for runners", invoke: async () => "classified" },
     },
     onWarning: (message) => void warnings.push(message),
     ...options,
   });
-  return { host, stores, warnings };
+  return { host, stores, warnings, hooks };
 }
 
 export function binding(overrides: Partial<AgentBindingInput> = {}): AgentBindingInput {
@@ -111,7 +125,7 @@ export function binding(overrides: Partial<AgentBindingInput> = {}): AgentBindin
     runner_id: RUNNER_ID,
     resource_policy: {
       allowed_model_uuids: ["model-1"],
-      allowed_tool_names: ["lookup", "report", "delete_all"],
+      allowed_tool_names: ["lookup", "report", "delete_all", "pause"],
     },
     state_policy: { state_scopes: ["conversation", "actor", "runner"] },
     ...overrides,

@@ -32,7 +32,10 @@ export type LangBotModel =
   | "StateUpdatedPayload"
   | "ToolCallStartedPayload"
   | "ToolCallCompletedPayload"
-  | "ActionRequestedPayload";
+  | "ActionRequestedPayload"
+  | "SteeringPullResult"
+  | "InteractionRequest"
+  | "InteractionSubmission";
 
 const bool = { type: "boolean" };
 const ops = (values: string[]) => ({ type: "array", items: { enum: values, type: "string" } });

@@ -40,10 +40,16 @@ function newestSource(directory: string): number {
   return newest;
 }
 
-/** Build dist/ when it is missing or older than src/ (`npm test` has just built it; a lone run may not have). */
+/**
+ * Build dist/ when it is missing or older than src/ (`npm test` has just built it; a lone run may not have). Both
+ * the bundled code and the declarations count: other tests rebuild the code alone.
+ */
 export async function buildIfStale(): Promise<void> {
-  const entry = join(repoRoot, "dist/index.js");
-  if (existsSync(entry) && statSync(entry).mtimeMs >= newestSource(join(repoRoot, "src"))) return;
+  const newest = newestSource(join(repoRoot, "src"));
+  const current = ["dist/index.js", "dist/index.d.ts"]
+    .map((file) => join(repoRoot, file))
+    .every((file) => existsSync(file) && statSync(file).mtimeMs >= newest);
+  if (current) return;
   await run("npm", ["run", "build"], { cwd: repoRoot });
 }
 

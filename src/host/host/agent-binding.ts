@@ -25,6 +25,11 @@ export const ResourcePolicySchema = z.object({
   allowed_platform_actions: z.array(z.string()).default([]),
   /** Conversations besides the run's own whose history the runner may read. */
   extra_history_conversations: z.array(z.string()).default([]),
+  /**
+   * What a run started in a thread may read of its own conversation's history and events: its `thread` (the
+   * default), or the whole `conversation` (kept only for a runner whose manifest reads history or events).
+   */
+  history_scope: z.enum(["thread", "conversation"]).default("thread"),
 });
 export type ResourcePolicy = z.infer<typeof ResourcePolicySchema>;
 
@@ -40,6 +45,11 @@ export const DeliveryPolicySchema = z.object({
   max_message_size: z.number().int().positive().nullish(),
 });
 
+export const PromptMessageSchema = z.looseObject({
+  role: z.string().min(1),
+  content: z.union([z.string(), z.array(z.record(z.string(), z.unknown()))]),
+});
+
 export const AgentBindingSchema = z.object({
   binding_id: z.string().min(1),
   enabled: z.boolean().default(true),
@@ -53,6 +63,14 @@ export const AgentBindingSchema = z.object({
   resource_policy: ResourcePolicySchema.default(ResourcePolicySchema.parse({})),
   state_policy: StatePolicySchema.default(StatePolicySchema.parse({})),
   delivery_policy: DeliveryPolicySchema.default(DeliveryPolicySchema.parse({})),
+  /**
+   * The host's prompt for the runner (`get_prompt`): messages `{role, content}`, or one text that becomes a
+   * system message. A runner whose host has none falls back to its own.
+   */
+  prompt: z
+    .union([z.string().min(1), z.array(PromptMessageSchema)])
+    .transform((prompt) => (typeof prompt === "string" ? [{ role: "system", content: prompt }] : prompt))
+    .nullish(),
 });
 /** Which runner handles which events, with what config and within which limits. */
 export type AgentBinding = z.infer<typeof AgentBindingSchema>;

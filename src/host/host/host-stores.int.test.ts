@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { appendThreaded } from "../../../test/support/threaded-history.js";
 import { resolveConnectionString } from "../../stores/postgres/resolve-connection-string.js";
 import type { HostStores } from "./host-stores.js";
 import { createInMemoryHostStores } from "./in-memory-host-stores.js";
@@ -75,6 +76,42 @@ function describeHostStores(name: string, open: () => Promise<HostStores>) {
       expect(found.map((item) => item.content)).toEqual(["Message 2 about Keels", "Message 0 about Keels"]);
     });
 
+    it("reads one thread of a conversation, or the whole conversation", async () => {
+      const stores = await open();
+      const conversation = `c-${randomBytes(4).toString("hex")}`;
+      await appendThreaded(stores, { conversation }, [
+        ["t1", "one in t1"],
+        ["t2", "one in t2"],
+        [null, "in the channel"],
+        ["t1", "two in t1"],
+      ]);
+      const page = await stores.transcript.page({
+        conversationId: conversation,
+        threadId: "t1",
+        limit: 1,
+        direction: "backward",
+      });
+      expect(page.items.map((item) => item.content)).toEqual(["two in t1"]);
+      expect(page.hasMore).toBe(true);
+      const whole = await stores.transcript.page({
+        conversationId: conversation,
+        limit: 10,
+        direction: "forward",
+      });
+      expect(whole.items).toHaveLength(4);
+      expect(await stores.transcript.latestSeq(conversation, "t2")).toBe(whole.items[1]!.seq);
+      expect(await stores.transcript.latestSeq(conversation, "t9")).toBeNull();
+      const found = await stores.transcript.search({
+        conversationId: conversation,
+        threadId: "t1",
+        text: "one",
+        topK: 5,
+      });
+      expect(found.map((item) => item.content)).toEqual(["one in t1"]);
+      const events = await stores.events.page({ conversationId: conversation, threadId: "t2", limit: 10 });
+      expect(events.items.map((event) => event.thread_id)).toEqual(["t2"]);
+    });
+
     it("keeps state by scope key, artifacts with ranges, blobs by owner, and audit records", async () => {
       const stores = await open();
       const scope = `conversation:r:b:${randomBytes(4).toString("hex")}`;
@@ -126,6 +163,45 @@ describeHostStores("postgres", async () => {
 });
 
 describe("postgres host stores", () => {
+  it("migrate a version-1 schema to threads in place, keeping its rows", async () => {
+    const schema = `${SCHEMA}_v1`;
+    closers.push(async () => void (await admin.query(`drop schema if exists ${schema} cascade`)));
+    // The version-1 tables as an earlier Keel made them, holding a thread's items only inside their records.
+    await admin.query(`create schema ${schema}; set search_path to ${schema};
+      create table host_schema (version integer not null); insert into host_schema values (1);
+      create table host_events (seq bigserial primary key, event_id text not null, conversation_id text,
+        event_type text not null, record jsonb not null, created_at bigint not null);
+      create table host_transcript (seq bigserial primary key, conversation_id text not null,
+        record jsonb not null, created_at bigint not null);
+      insert into host_transcript (conversation_id, record, created_at) values
+        ('c', '{"content": "old in t1", "thread_id": "t1", "role": "user", "conversation_id": "c"}', 1),
+        ('c', '{"content": "old in the channel", "role": "user", "conversation_id": "c"}', 2);
+      insert into host_events (event_id, conversation_id, event_type, record, created_at) values
+        ('old', 'c', 'message.received', '{"event_id": "old", "thread_id": "t1"}', 1);
+      set search_path to default;`);
+    const stores = await createPostgresHostStores({ connectionString: URL, schema });
+    closers.push(stores.close);
+    expect((await admin.query(`select version from ${schema}.host_schema`)).rows).toEqual([{ version: 2 }]);
+    const whole = await stores.transcript.page({ conversationId: "c", limit: 10, direction: "forward" });
+    expect(whole.items.map((item) => item.content)).toEqual(["old in t1", "old in the channel"]);
+    await appendThreaded(stores, { conversation: "c" }, [["t1", "new in t1"]]);
+    const thread = await stores.transcript.page({
+      conversationId: "c",
+      threadId: "t1",
+      limit: 10,
+      direction: "forward",
+    });
+    expect(thread.items.map((item) => item.content)).toEqual(["old in t1", "new in t1"]);
+    const events = await stores.events.page({ conversationId: "c", threadId: "t1", limit: 10 });
+    expect(events.items.map((event) => event.event_id)).toEqual(["c-t0", "old"]);
+    // Opening it again finds version 2 and changes nothing.
+    const again = await createPostgresHostStores({ connectionString: URL, schema });
+    closers.push(again.close);
+    expect(
+      (await again.transcript.page({ conversationId: "c", limit: 10, direction: "forward" })).items,
+    ).toHaveLength(3);
+  });
+
   it("persist audit records and refuse a schema of another version", async () => {
     const stores = await createPostgresHostStores({ connectionString: URL, schema: SCHEMA });
     closers.push(stores.close);
@@ -144,6 +220,6 @@ describe("postgres host stores", () => {
     await expect(createPostgresHostStores({ connectionString: URL, schema: SCHEMA })).rejects.toThrow(
       /version 99/,
     );
-    await admin.query(`update ${SCHEMA}.host_schema set version = 1`);
+    await admin.query(`update ${SCHEMA}.host_schema set version = 2`);
   });
 });

@@ -29,9 +29,10 @@ export interface EventRecord {
 export interface EventLogStore {
   append(record: Omit<EventRecord, "seq" | "cursor" | "created_at">): Promise<EventRecord>;
   get(eventId: string): Promise<EventRecord | null>;
-  /** Newest first, before `beforeSeq` when given; `limit` at most 100. */
+  /** Newest first, before `beforeSeq` when given; `limit` at most 100; one thread's only when `threadId` is given. */
   page(query: {
     conversationId?: string | null;
+    threadId?: string;
     beforeSeq?: number;
     limit: number;
     eventTypes?: string[] | null;
@@ -61,9 +62,14 @@ export interface TranscriptStore {
   append(
     item: Omit<TranscriptRecord, "seq" | "cursor" | "created_at" | "transcript_id">,
   ): Promise<TranscriptRecord>;
-  latestSeq(conversationId: string): Promise<number | null>;
+  /**
+   * The newest item's seq. Every query takes a `threadId`: given, it reads that thread of the conversation only
+   * (items whose `thread_id` is that id); absent, the whole conversation.
+   */
+  latestSeq(conversationId: string, threadId?: string): Promise<number | null>;
   page(query: {
     conversationId: string;
+    threadId?: string;
     beforeSeq?: number;
     afterSeq?: number;
     limit: number;
@@ -72,6 +78,7 @@ export interface TranscriptStore {
   /** Case-insensitive substring match on content, newest first. */
   search(query: {
     conversationId: string;
+    threadId?: string;
     text: string;
     topK: number;
     roles?: string[];
@@ -89,6 +96,8 @@ export interface ArtifactRecord {
   sha256?: string | null;
   source: ArtifactSource;
   conversation_id?: string | null;
+  /** The thread of the conversation the artifact was made in; a run scoped to another thread does not see it. */
+  thread_id?: string | null;
   run_id?: string | null;
   runner_id?: string | null;
   created_at: number;

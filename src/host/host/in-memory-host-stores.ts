@@ -36,6 +36,11 @@ export function createInMemoryHostStores(): HostStores & { audit: InMemoryAuditL
     }
     return entries;
   };
+  const inScope = (conversationId: string, threadId: string | undefined) =>
+    transcript.filter(
+      (item) =>
+        item.conversation_id === conversationId && (threadId === undefined || item.thread_id === threadId),
+    );
   const owned = (owner: string) => {
     let entries = blobs.get(owner);
     if (!entries) {
@@ -53,11 +58,12 @@ export function createInMemoryHostStores(): HostStores & { audit: InMemoryAuditL
         return stored;
       },
       get: async (eventId) => events.find((event) => event.event_id === eventId) ?? null,
-      page: async ({ conversationId, beforeSeq, limit, eventTypes }) => {
+      page: async ({ conversationId, threadId, beforeSeq, limit, eventTypes }) => {
         const matching = events
           .filter(
             (event) =>
               (conversationId == null || event.conversation_id === conversationId) &&
+              (threadId === undefined || event.thread_id === threadId) &&
               (beforeSeq === undefined || event.seq < beforeSeq) &&
               (eventTypes == null || eventTypes.includes(event.event_type)),
           )
@@ -78,22 +84,20 @@ export function createInMemoryHostStores(): HostStores & { audit: InMemoryAuditL
         transcript.push(stored);
         return stored;
       },
-      latestSeq: async (conversationId) =>
-        transcript.filter((item) => item.conversation_id === conversationId).at(-1)?.seq ?? null,
-      page: async ({ conversationId, beforeSeq, afterSeq, limit, direction }) => {
-        const inConversation = transcript.filter((item) => item.conversation_id === conversationId);
+      latestSeq: async (conversationId, threadId) => inScope(conversationId, threadId).at(-1)?.seq ?? null,
+      page: async ({ conversationId, threadId, beforeSeq, afterSeq, limit, direction }) => {
+        const inConversation = inScope(conversationId, threadId);
         const matching =
           direction === "forward"
             ? inConversation.filter((item) => afterSeq === undefined || item.seq > afterSeq)
             : inConversation.filter((item) => beforeSeq === undefined || item.seq < beforeSeq).reverse();
         return { items: matching.slice(0, limit), hasMore: matching.length > limit };
       },
-      search: async ({ conversationId, text, topK, roles }) => {
+      search: async ({ conversationId, threadId, text, topK, roles }) => {
         const needle = text.toLowerCase();
-        return transcript
+        return inScope(conversationId, threadId)
           .filter(
             (item) =>
-              item.conversation_id === conversationId &&
               item.content.toLowerCase().includes(needle) &&
               (roles === undefined || roles.includes(item.role)),
           )

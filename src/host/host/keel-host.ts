@@ -3,16 +3,8 @@ import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import type { LanguageModel } from "../../contracts/language-model.js";
 import type { RunTraceContext } from "../../contracts/run-types.js";
-import { activeTraceContext } from "../../events/active-trace-context.js";
 import { getLogger } from "../../logging/logger.js";
-import { RUNNER_ACTIONS } from "../runner/keel-runner.js";
 import { ActionChannel, type ChannelProblem } from "../transport/action-channel.js";
-import {
-  ActionCallTimeoutError,
-  CHANNEL_ERROR_CODES,
-  ChannelBusyError,
-  ChannelClosedError,
-} from "../transport/channel-errors.js";
 import { DEFAULT_HEARTBEAT, type HeartbeatOptions } from "../transport/channel-heartbeat.js";
 import { receiveFiles } from "../transport/file-transfer.js";
 import { type ReconnectPolicy, reconnectDelayMs, reconnectPolicyOf } from "../transport/reconnect-policy.js";
@@ -20,28 +12,28 @@ import { createStdioTransport } from "../transport/stdio-transport.js";
 import type { MessageTransport } from "../transport/transport.js";
 import { createWebSocketTransport, openWebSocket } from "../transport/websocket-transport.js";
 import { AGENT_API_ERROR_CODES } from "../wire/api-error.js";
-import { type AgentRunResult, RUN_FAILURE_CODES } from "../wire/run-result.js";
+import type { InteractionSubmissionInput } from "../wire/interaction.js";
+import type { AgentRunResult } from "../wire/run-result.js";
 import {
   type AgentBindingInput,
   AgentBindingSchema,
+  type AgentEventEnvelope,
   type AgentEventEnvelopeInput,
   AgentEventEnvelopeSchema,
 } from "./agent-binding.js";
+import { hostResourceIndex } from "./host-resource-index.js";
+import { type HostRunDeps, streamHostRun } from "./host-run.js";
 import type { HostStores } from "./host-stores.js";
 import { createInMemoryHostStores } from "./in-memory-host-stores.js";
 import type { KnowledgeBase, RerankModel } from "./knowledge-base.js";
+import { type PendingInteraction, PendingInteractions } from "./pending-interactions.js";
 import type { HostFile } from "./resource-answers.js";
-import { ResultApplier } from "./result-applier.js";
 import { type HostTool, RunApiProxy } from "./run-api-proxy.js";
-import { buildRunContext, deadlineOf } from "./run-context-builder.js";
-import {
-  computeRunGrant,
-  type HostResourceIndex,
-  type RunGrant,
-  type RunSession,
-  stateKeysOf,
-} from "./run-session.js";
+import { InMemoryRunLedger, type RunLedger } from "./run-ledger.js";
+import type { HostResourceIndex, RunGrant, RunSession } from "./run-session.js";
 import { discoverRunners, type RunnerDescriptor } from "./runner-registry.js";
+import { servePulls, steeringItemOf } from "./serve-pulls.js";
+import { serveRunLedger } from "./serve-run-ledger.js";
 
 export interface KeelHostOptions {
   stores?: HostStores;
@@ -72,6 +64,15 @@ export interface KeelHostOptions {
   cancelGraceMs?: number;
   /** Where warnings go (a left-out runner, a dropped result); Keel's logger by default. */
   onWarning?: (message: string) => void;
+  /** The run ledger; one in memory (the newest 10,000 runs) by default. */
+  ledger?: RunLedger;
+  /**
+   * Told of each interaction a runner asks for (`interaction.requested`), checked and kept: show it to the user and
+   * pass the answer to `submitInteraction`.
+   */
+  onInteraction?: (interaction: PendingInteraction) => void;
+  /** Told, when a run ends, of the follow-up inputs given with `steer` that its runner never pulled. */
+  onUnclaimedSteering?: (runId: string, events: AgentEventEnvelope[]) => void;
 }
 
 /** What one `host.run` may say besides its event and binding. */
@@ -126,6 +127,10 @@ export class KeelHost {
   private readonly proxy: RunApiProxy;
   private readonly resources: HostResourceIndex;
   private readonly warn: (message: string) => void;
+  private readonly interactions = new PendingInteractions();
+  private readonly runDeps: HostRunDeps;
+  /** The host's record of its runs and their results; runners read their own through the proxy. */
+  readonly ledger: RunLedger;
 
   constructor(private readonly options: KeelHostOptions = {}) {
     this.stores = options.stores ?? createInMemoryHostStores();
@@ -134,40 +139,7 @@ export class KeelHost {
     const rerankModels = new Map(Object.entries(options.rerankModels ?? {}));
     const knowledgeBases = new Map((options.knowledgeBases ?? []).map((base) => [base.id, base]));
     const files = new Map(Object.entries(options.files ?? {}));
-    this.resources = {
-      models: new Map<string, { model_type?: string; provider?: string }>([
-        ...[...models].map(([id, model]) => [id, { provider: model.provider }] as const),
-        ...[...rerankModels].map(
-          ([id, model]) =>
-            [id, { model_type: "rerank", ...(model.provider ? { provider: model.provider } : {}) }] as const,
-        ),
-      ]),
-      tools: new Map(
-        [...tools].map(([name, tool]) => [
-          name,
-          {
-            ...(tool.description ? { description: tool.description } : {}),
-            ...(tool.parameters ? { parameters: tool.parameters } : {}),
-          },
-        ]),
-      ),
-      knowledgeBases: new Map(
-        [...knowledgeBases].map(([id, base]) => [
-          id,
-          { name: base.name, ...(base.type ? { type: base.type } : {}) },
-        ]),
-      ),
-      files: new Map(
-        [...files].map(([id, file]) => [
-          id,
-          {
-            kind: file.kind,
-            ...(file.name ? { name: file.name } : {}),
-            ...(file.mimeType ? { mime_type: file.mimeType } : {}),
-          },
-        ]),
-      ),
-    };
+    this.resources = hostResourceIndex({ models, tools, rerankModels, knowledgeBases, files });
     this.proxy = new RunApiProxy({
       sessions: this.sessions,
       stores: this.stores,
@@ -179,6 +151,23 @@ export class KeelHost {
       ...(options.approvePlatformAction ? { approvePlatformAction: options.approvePlatformAction } : {}),
     });
     this.warn = options.onWarning ?? ((message) => getLogger().warn(message));
+    this.ledger = options.ledger ?? new InMemoryRunLedger();
+    this.runDeps = {
+      sessions: this.sessions,
+      findRunner: async (runnerId) => {
+        if (!this.runners.has(runnerId)) await this.discover();
+        return this.runners.get(runnerId);
+      },
+      resources: this.resources,
+      stores: this.stores,
+      ledger: this.ledger,
+      interactions: this.interactions,
+      authorize: options.authorize,
+      onInteraction: options.onInteraction,
+      onUnclaimedSteering: options.onUnclaimedSteering,
+      cancelGraceMs: options.cancelGraceMs ?? 5_000,
+      warn: this.warn,
+    };
   }
 
   /** Attaches a plugin runtime on a transport and discovers its runners. */
@@ -326,127 +315,61 @@ export class KeelHost {
     const event = AgentEventEnvelopeSchema.parse(eventInput);
     const binding = AgentBindingSchema.parse(bindingInput);
     const runId = randomUUID();
-    const fail = (code: string, error: string, retryable = false): AgentRunResult => ({
-      run_id: runId,
-      type: "run.failed",
-      data: { code, error, retryable },
-      timestamp: Math.floor(Date.now() / 1000),
-    });
-    if (!binding.enabled) return yield fail("binding.disabled", `binding ${binding.binding_id} is disabled`);
-    if (!this.runners.has(binding.runner_id)) await this.discover();
-    const runner = this.runners.get(binding.runner_id);
-    if (!runner)
-      return yield fail(RUN_FAILURE_CODES.NOT_FOUND, `no attached runtime serves ${binding.runner_id}`);
-    const now = Date.now() / 1000;
-    const deadlineAt = deadlineOf(binding, now);
-    const grant = computeRunGrant({
-      manifest: runner.manifest,
-      binding,
-      event,
-      resources: this.resources,
-      authorize: this.options.authorize,
-    });
-    const stateKeys = stateKeysOf(runner.id, binding, event);
-    const context = await buildRunContext({
-      runId,
-      event,
-      binding,
-      manifest: runner.manifest,
-      grant,
-      resources: this.resources,
-      stateKeys,
-      stores: this.stores,
-      deadlineAt,
-      hostVersion: "keel",
-      traceContext: options.traceContext ?? (await activeTraceContext()),
-    });
-    this.sessions.set(runId, {
-      runId,
-      runnerId: runner.id,
-      pluginIdentity: `${runner.address.pluginAuthor}/${runner.address.pluginName}`,
-      channel: runner.channel,
-      permissions: runner.manifest.permissions,
-      binding,
-      event,
-      grant,
-      stateKeys,
-      deadlineAt,
-      calls: 0,
-      startedAt: now,
-    });
     const cancel = new AbortController();
     this.cancels.set(runId, cancel);
-    const applier = new ResultApplier({
-      runId,
-      runnerId: runner.id,
-      event,
-      stateKeys,
-      stores: this.stores,
-      warn: this.warn,
-    });
-    let iterator: AsyncIterator<Record<string, unknown>> | undefined;
     try {
-      await applier.recordEvent();
-      // Opening the stream sends the request, so a channel that is away (reconnecting) or full fails here.
-      iterator = runner.channel
-        .stream(
-          runner.runAction,
-          {
-            plugin_author: runner.address.pluginAuthor,
-            plugin_name: runner.address.pluginName,
-            runner_name: runner.address.runnerName,
-            context,
-          },
-          { timeoutMs: deadlineAt === null ? 300_000 : Math.max(1, (deadlineAt - now) * 1000 + 1000) },
-        )
-        [Symbol.asyncIterator]();
-      let pending: Promise<IteratorResult<Record<string, unknown>>> | undefined;
-      let graceUntil: number | undefined;
-      for (;;) {
-        pending ??= iterator.next();
-        const waitMs = Math.min(
-          deadlineAt === null ? Number.POSITIVE_INFINITY : deadlineAt * 1000 - Date.now(),
-          graceUntil === undefined ? Number.POSITIVE_INFINITY : graceUntil - Date.now(),
-        );
-        const outcome = await raceNext(pending, waitMs, graceUntil === undefined ? cancel.signal : undefined);
-        if (outcome === "cancelled") {
-          void runner.channel
-            .call(RUNNER_ACTIONS.CANCEL, { run_id: runId }, { timeoutMs: 5_000 })
-            .catch(() => {});
-          graceUntil = Date.now() + (this.options.cancelGraceMs ?? 5_000);
-          continue;
-        }
-        if (outcome === "timeout") {
-          void runner.channel
-            .call(RUNNER_ACTIONS.CANCEL, { run_id: runId }, { timeoutMs: 5_000 })
-            .catch(() => {});
-          if (graceUntil !== undefined)
-            return yield fail(RUN_FAILURE_CODES.CANCELLED, "the run was cancelled");
-          return yield fail(RUN_FAILURE_CODES.TIMEOUT, "the run passed its deadline", true);
-        }
-        pending = undefined;
-        if (outcome.done)
-          return yield fail(
-            RUN_FAILURE_CODES.PROTOCOL,
-            "the runner's stream ended without run.completed or run.failed",
-          );
-        const result = await applier.apply(outcome.value);
-        if (result === undefined) continue;
-        yield result;
-        if (result.type === "run.completed" || result.type === "run.failed") return;
-      }
-    } catch (error) {
-      if (error instanceof ChannelClosedError)
-        yield fail(RUN_FAILURE_CODES.CHANNEL_LOST, `the runner's channel was lost: ${error.message}`, true);
-      else if (error instanceof ActionCallTimeoutError)
-        yield fail(RUN_FAILURE_CODES.TIMEOUT, "the runner stopped answering", true);
-      else if (error instanceof ChannelBusyError) yield fail(CHANNEL_ERROR_CODES.BUSY, error.message, true);
-      else yield fail(RUN_FAILURE_CODES.RUNNER_ERROR, error instanceof Error ? error.message : String(error));
+      yield* streamHostRun(this.runDeps, {
+        runId,
+        event,
+        binding,
+        cancel,
+        traceContext: options.traceContext,
+      });
     } finally {
-      this.sessions.delete(runId);
       this.cancels.delete(runId);
-      void iterator?.return?.();
     }
+  }
+
+  /**
+   * Gives a run in flight a follow-up input — a message that arrived for its conversation while it runs — for the
+   * runner to pull (`steering_pull`) between its steps. Only a runner that declares the `steering` capability
+   * gets any; false when the run is not in flight or its runner does not steer. Inputs the run never pulled go
+   * to `onUnclaimedSteering` when it ends, so the application can start a run with them.
+   */
+  steer(runId: string, eventInput: AgentEventEnvelopeInput): boolean {
+    const session = this.sessions.get(runId);
+    if (!session?.availableApis.steering_pull) return false;
+    const event = AgentEventEnvelopeSchema.parse(eventInput);
+    session.steering.push({ event, item: steeringItemOf(session, event) });
+    return true;
+  }
+
+  /** The run in flight for a conversation (the newest, when there are several), to steer a follow-up into. */
+  activeRunOf(conversationId: string): string | undefined {
+    let found: string | undefined;
+    for (const session of this.sessions.values())
+      if (session.event.conversation_id === conversationId) found = session.runId;
+    return found;
+  }
+
+  /**
+   * Answers an interaction a runner asked for: checks the answer against the request (once, before it expires)
+   * and starts a new run of the same binding on the conversation, its event `interaction.submitted` and its
+   * `input.interaction` the answer. Throws an {@link AgentApiError} (`not_found`, `invalid_argument`) when the
+   * answer is refused, before any run starts; every answer, refused or not, is audited.
+   */
+  submitInteraction(
+    runnerId: string,
+    submission: InteractionSubmissionInput,
+    options: HostRunOptions = {},
+  ): AsyncIterable<AgentRunResult> {
+    const [event, binding] = this.interactions.answer(this.stores, runnerId, submission);
+    return this.run(event, binding, options);
+  }
+
+  /** The interactions waiting for the user's answer. */
+  pendingInteractions(): PendingInteraction[] {
+    return this.interactions.list(Math.floor(Date.now() / 1000));
   }
 
   /** Asks a run in flight to stop; it ends `run.failed {code: "cancelled"}`. False when no such run is in flight. */
@@ -469,6 +392,8 @@ export class KeelHost {
   private connect(runtime: AttachedRuntime, transport: MessageTransport): ActionChannel {
     const channel = new ActionChannel({ transport, onProblem: (problem) => this.onProblem(problem) });
     this.proxy.attach(channel);
+    servePulls(this.proxy, channel);
+    serveRunLedger(this.proxy, channel, this.ledger);
     // Runners may send the host a file (a stored value too large for one request) before naming it in a call.
     receiveFiles(channel);
     runtime.channel = channel;
@@ -505,35 +430,5 @@ export class KeelHost {
       result: PROBLEM_CODES[problem.kind] ?? AGENT_API_ERROR_CODES.INVALID_ARGUMENT,
       detail: `${problem.kind}: ${problem.message}`,
     });
-  }
-}
-
-/** The next result, or `timeout` once `waitMs` pass, or `cancelled` when `signal` aborts first. */
-async function raceNext<T>(
-  next: Promise<T>,
-  waitMs: number,
-  signal: AbortSignal | undefined,
-): Promise<T | "timeout" | "cancelled"> {
-  if (signal?.aborted) return "cancelled";
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const racers: Promise<T | "timeout" | "cancelled">[] = [next];
-  if (Number.isFinite(waitMs))
-    racers.push(
-      new Promise((resolve) => (timer = setTimeout(() => resolve("timeout"), Math.max(0, waitMs)))),
-    );
-  if (signal) {
-    racers.push(
-      new Promise((resolve) => {
-        onAbort = () => resolve("cancelled");
-        signal.addEventListener("abort", onAbort, { once: true });
-      }),
-    );
-  }
-  try {
-    return await Promise.race(racers);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort) signal?.removeEventListener("abort", onAbort);
   }
 }

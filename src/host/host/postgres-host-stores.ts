@@ -7,8 +7,12 @@ import { withPgTransaction } from "../../stores/postgres/with-pg-transaction.js"
 import type { JsonValue } from "../wire/run-result.js";
 import type { ArtifactRecord, AuditEntry, EventRecord, HostStores, TranscriptRecord } from "./host-stores.js";
 
-/** The version of the tables below; a schema holding another version is refused rather than misread. */
-const HOST_SCHEMA_VERSION = 1;
+/**
+ * The version of the tables below; a schema holding another version is refused rather than misread. Version 2
+ * adds a `thread_id` column to the transcript and the event log, so a run can read one thread of a conversation
+ * by index; a version-1 schema is migrated in place, its rows kept and their threads read from their records.
+ */
+const HOST_SCHEMA_VERSION = 2;
 
 const TABLES = `
 CREATE TABLE IF NOT EXISTS host_schema (version integer NOT NULL);
@@ -27,7 +31,20 @@ CREATE TABLE IF NOT EXISTS host_blobs (owner text NOT NULL, key text NOT NULL, v
 CREATE TABLE IF NOT EXISTS host_audit (id bigserial PRIMARY KEY, entry jsonb NOT NULL);
 `;
 
+/** From version 1 to 2 (and a fresh schema's last step): the thread columns, filled from the records. */
+const THREAD_COLUMNS = `
+ALTER TABLE host_events ADD COLUMN IF NOT EXISTS thread_id text;
+ALTER TABLE host_transcript ADD COLUMN IF NOT EXISTS thread_id text;
+UPDATE host_events SET thread_id = record->>'thread_id' WHERE thread_id IS NULL AND record->>'thread_id' IS NOT NULL;
+UPDATE host_transcript SET thread_id = record->>'thread_id'
+  WHERE thread_id IS NULL AND record->>'thread_id' IS NOT NULL;
+CREATE INDEX IF NOT EXISTS host_events_thread ON host_events (conversation_id, thread_id, seq);
+CREATE INDEX IF NOT EXISTS host_transcript_thread ON host_transcript (conversation_id, thread_id, seq);
+`;
+
 const now = () => Math.floor(Date.now() / 1000);
+/** One thread when the parameter is a thread id; the whole conversation when it is null. */
+const IN_THREAD = (parameter: string) => `(${parameter}::text IS NULL OR thread_id = ${parameter})`;
 
 /**
  * The host stores in PostgreSQL, one table each in `schema` (created when missing): what a host keeps survives
@@ -61,10 +78,12 @@ export async function createPostgresHostStores(options: {
       append: async (record) => {
         const created_at = now();
         const [row] = await query<{ seq: string }>(
-          `INSERT INTO ${table("host_events")} (event_id, conversation_id, event_type, record, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING seq`,
+          `INSERT INTO ${table("host_events")} (event_id, conversation_id, thread_id, event_type, record, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq`,
           [
             record.event_id,
             record.conversation_id ?? null,
+            record.thread_id ?? null,
             record.event_type,
             { ...record, created_at },
             created_at,
@@ -79,12 +98,13 @@ export async function createPostgresHostStores(options: {
         );
         return row ? withSeq<EventRecord>(row) : null;
       },
-      page: async ({ conversationId, beforeSeq, limit, eventTypes }) => {
+      page: async ({ conversationId, threadId, beforeSeq, limit, eventTypes }) => {
         const rows = await query<{ seq: string; record: EventRecord }>(
           `SELECT seq, record FROM ${table("host_events")} WHERE ($1::text IS NULL OR conversation_id = $1)
              AND ($2::bigint IS NULL OR seq < $2) AND ($3::text[] IS NULL OR event_type = ANY($3))
+             AND ($5::text IS NULL OR thread_id = $5)
            ORDER BY seq DESC LIMIT $4`,
-          [conversationId ?? null, beforeSeq ?? null, eventTypes ?? null, limit + 1],
+          [conversationId ?? null, beforeSeq ?? null, eventTypes ?? null, limit + 1, threadId ?? null],
         );
         return {
           items: rows.slice(0, limit).map((row) => withSeq<EventRecord>(row)),
@@ -97,37 +117,38 @@ export async function createPostgresHostStores(options: {
         const created_at = now();
         const transcript_id = crypto.randomUUID();
         const [row] = await query<{ seq: string }>(
-          `INSERT INTO ${table("host_transcript")} (conversation_id, record, created_at) VALUES ($1, $2, $3) RETURNING seq`,
-          [item.conversation_id, { ...item, transcript_id, created_at }, created_at],
+          `INSERT INTO ${table("host_transcript")} (conversation_id, thread_id, record, created_at)
+           VALUES ($1, $2, $3, $4) RETURNING seq`,
+          [item.conversation_id, item.thread_id ?? null, { ...item, transcript_id, created_at }, created_at],
         );
         return { ...item, transcript_id, created_at, seq: Number(row!.seq), cursor: row!.seq };
       },
-      latestSeq: async (conversationId) => {
+      latestSeq: async (conversationId, threadId) => {
         const [row] = await query<{ seq: string | null }>(
-          `SELECT max(seq) AS seq FROM ${table("host_transcript")} WHERE conversation_id = $1`,
-          [conversationId],
+          `SELECT max(seq) AS seq FROM ${table("host_transcript")} WHERE conversation_id = $1 AND ${IN_THREAD("$2")}`,
+          [conversationId, threadId ?? null],
         );
         return row?.seq == null ? null : Number(row.seq);
       },
-      page: async ({ conversationId, beforeSeq, afterSeq, limit, direction }) => {
+      page: async ({ conversationId, threadId, beforeSeq, afterSeq, limit, direction }) => {
         const forward = direction === "forward";
         const rows = await query<{ seq: string; record: TranscriptRecord }>(
-          `SELECT seq, record FROM ${table("host_transcript")} WHERE conversation_id = $1
+          `SELECT seq, record FROM ${table("host_transcript")} WHERE conversation_id = $1 AND ${IN_THREAD("$4")}
              AND ($2::bigint IS NULL OR seq ${forward ? ">" : "<"} $2)
            ORDER BY seq ${forward ? "ASC" : "DESC"} LIMIT $3`,
-          [conversationId, (forward ? afterSeq : beforeSeq) ?? null, limit + 1],
+          [conversationId, (forward ? afterSeq : beforeSeq) ?? null, limit + 1, threadId ?? null],
         );
         return {
           items: rows.slice(0, limit).map((row) => withSeq<TranscriptRecord>(row)),
           hasMore: rows.length > limit,
         };
       },
-      search: async ({ conversationId, text, topK, roles }) => {
+      search: async ({ conversationId, threadId, text, topK, roles }) => {
         const rows = await query<{ seq: string; record: TranscriptRecord }>(
-          `SELECT seq, record FROM ${table("host_transcript")} WHERE conversation_id = $1
+          `SELECT seq, record FROM ${table("host_transcript")} WHERE conversation_id = $1 AND ${IN_THREAD("$5")}
              AND strpos(lower(record->>'content'), lower($2)) > 0 AND ($3::text[] IS NULL OR record->>'role' = ANY($3))
            ORDER BY seq DESC LIMIT $4`,
-          [conversationId, text, roles ?? null, topK],
+          [conversationId, text, roles ?? null, topK, threadId ?? null],
         );
         return rows.map((row) => withSeq<TranscriptRecord>(row));
       },
@@ -240,11 +261,14 @@ async function createTables(pool: Pool, schema: string): Promise<void> {
     await client.query(`SET LOCAL search_path TO ${schema}`);
     await client.query(TABLES);
     const { rows } = await client.query<{ version: number }>("SELECT version FROM host_schema");
-    if (rows.length === 0)
+    const version = rows[0]?.version;
+    if (version === undefined || version === 1) await client.query(THREAD_COLUMNS);
+    if (version === undefined)
       await client.query("INSERT INTO host_schema (version) VALUES ($1)", [HOST_SCHEMA_VERSION]);
-    else if (rows[0]!.version !== HOST_SCHEMA_VERSION) {
+    else if (version === 1) await client.query("UPDATE host_schema SET version = $1", [HOST_SCHEMA_VERSION]);
+    else if (version !== HOST_SCHEMA_VERSION) {
       throw new KeelError(
-        `host stores: schema ${schema} holds version ${rows[0]!.version}, this Keel reads ${HOST_SCHEMA_VERSION}`,
+        `host stores: schema ${schema} holds version ${version}, this Keel reads ${HOST_SCHEMA_VERSION}`,
         {
           code: ERROR_CODES.STORE_SCHEMA_VERSION,
           hint: "Use another schema, or the Keel version that wrote this one",

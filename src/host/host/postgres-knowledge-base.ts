@@ -51,22 +51,7 @@ export async function createPostgresKnowledgeBase(options: {
       hint: "Give a non-empty id and a text-search configuration name such as english or simple",
     });
   }
-  const schema = quoteSchema(options.schema ?? "keel_host");
-  const table = `${schema}.host_knowledge`;
-  const ownPool = options.pool === undefined;
-  const pool = options.pool ?? new (await importPg()).Pool({ connectionString: options.connectionString });
-  try {
-    await withPgTransaction(pool, async (client) => {
-      // Bases opened at once would race to create the one table; the lock makes them take turns.
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('keel.host_knowledge'))");
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-      await client.query(`SET LOCAL search_path TO ${schema}`);
-      await client.query(TABLE);
-    });
-  } catch (error) {
-    if (ownPool) await pool.end();
-    throw error;
-  }
+  const { pool, table, close } = await openKnowledgeTable(options, "host_knowledge", TABLE);
   const { id } = options;
   return {
     id,
@@ -113,14 +98,42 @@ export async function createPostgresKnowledgeBase(options: {
         score: row.rank,
       }));
     },
-    close: async () => {
-      if (ownPool) await pool.end();
-    },
+    close,
   };
 }
 
+/**
+ * The pool and the table a Postgres knowledge base keeps its documents in, created with its schema when missing
+ * (every base of a schema shares the table); `close` ends the pool when the base made it.
+ */
+export async function openKnowledgeTable(
+  options: { pool?: Pool | undefined; connectionString?: string | undefined; schema?: string | undefined },
+  name: string,
+  ddl: string,
+): Promise<{ pool: Pool; table: string; close: () => Promise<void> }> {
+  const schema = quoteSchema(options.schema ?? "keel_host");
+  const ownPool = options.pool === undefined;
+  const pool = options.pool ?? new (await importPg()).Pool({ connectionString: options.connectionString });
+  const close = async () => {
+    if (ownPool) await pool.end();
+  };
+  try {
+    await withPgTransaction(pool, async (client) => {
+      // Bases opened at once would race to create the one table; the lock makes them take turns.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`keel.${name}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(`SET LOCAL search_path TO ${schema}`);
+      await client.query(ddl);
+    });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { pool, table: `${schema}.${name}`, close };
+}
+
 /** One filter as SQL on the `metadata` column, its values appended to `values` as parameters. */
-function filterSql(filter: MetadataFilter, values: unknown[]): string {
+export function filterSql(filter: MetadataFilter, values: unknown[]): string {
   values.push(filter.field);
   const field = `$${values.length}`;
   values.push(filter.values.map((value) => JSON.stringify(value ?? null)));

@@ -102,3 +102,17 @@ export function publicArtifact(artifact: ArtifactRecord) {
     metadata: artifact.metadata,
   };
 }
+
+/** A page size a runner asked for, at most 100; `fallback` when it asked for none that makes sense. */
+export function boundedLimit(value: unknown, fallback: number): number {
+  return Number.isSafeInteger(value) && (value as number) > 0 ? Math.min(value as number, 100) : fallback;
+}
+
+/** A transcript or event cursor, read as the sequence number it is. */
+export function cursor(
+  name: "beforeSeq" | "afterSeq",
+  value: unknown,
+): { beforeSeq?: number; afterSeq?: number } {
+  const parsed = typeof value === "string" ? Number(value) : Number.NaN;
+  return Number.isSafeInteger(parsed) ? { [name]: parsed } : {};
+}

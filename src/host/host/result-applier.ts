@@ -1,18 +1,26 @@
 import { createHash } from "node:crypto";
+import type { ActionChannel } from "../transport/action-channel.js";
+import { FILE_TRANSFER_ERROR_CODES, FileTransferError, receiveFiles } from "../transport/file-transfer.js";
+import { AgentApiError } from "../wire/api-error.js";
+import { INTERACTION_REQUESTED_ACTION } from "../wire/interaction.js";
+import type { AgentRunnerPermissions } from "../wire/manifest.js";
 import { limitResultSize } from "../wire/result-size.js";
 import type { StateScope } from "../wire/run-context.js";
 import { type AgentRunResult, type Message, parseRunResult } from "../wire/run-result.js";
-import type { AgentEventEnvelope } from "./agent-binding.js";
+import type { AgentBinding, AgentEventEnvelope } from "./agent-binding.js";
 import type { HostStores } from "./host-stores.js";
+import type { PendingInteraction, PendingInteractions } from "./pending-interactions.js";
 import { checkStateValue } from "./proxy-helpers.js";
 
 const MAX_INLINE_ARTIFACT_BYTES = 1024 * 1024;
+const FILE_TORN = FILE_TRANSFER_ERROR_CODES.TORN;
 const MAX_TRANSCRIPT_CHARS = 4000;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
  * Reads a run's results as they arrive and applies their side effects on the host: state updates (checked for
- * scope, key, size and JSON), artifacts (strict base64, at most 1 MiB inline, scoped by the host), transcript
+ * scope, key, size and JSON), artifacts (strict base64, at most 1 MiB inline or a whole file sent beforehand
+ * and named by `file_key`, scoped by the host), transcript
  * items for completed messages. A result that is malformed, for another run, repeated, or whose side effect is
  * refused is dropped with a warning; unknown types likewise. What it returns is what the host's caller sees.
  */
@@ -26,14 +34,23 @@ export class ResultApplier {
       runnerId: string;
       event: AgentEventEnvelope;
       stateKeys: Partial<Record<StateScope, string>>;
+      /** The run's channel, where an artifact too large to come inline arrives as a file first. */
+      channel: ActionChannel;
       stores: HostStores;
       warn: (message: string) => void;
+      /** For `interaction.requested`: what the runner may ask, where requests wait, and who is told. */
+      interactions?: {
+        permissions: AgentRunnerPermissions;
+        binding: AgentBinding;
+        pending: PendingInteractions;
+        onRequested?: ((interaction: PendingInteraction) => void) | undefined;
+      };
     },
   ) {}
 
   /** Logs the event the run starts from and, for a message in a conversation, the user's transcript item. */
-  async recordEvent(): Promise<void> {
-    const { event, stores, runId, runnerId } = this.run;
+  async recordEvent(event: AgentEventEnvelope = this.run.event): Promise<void> {
+    const { stores, runId, runnerId } = this.run;
     const text = event.input.text ?? "";
     await stores.events.append({
       event_id: event.event_id,
@@ -106,6 +123,7 @@ export class ResultApplier {
         if (result.data.message) await this.recordAnswer(result.data.message);
         return result;
       case "action.requested":
+        if (result.data.action === INTERACTION_REQUESTED_ACTION) return this.requestInteraction(result);
         this.run.warn(
           `run ${this.run.runId} requested ${result.data.action}; platform actions are recorded, never executed`,
         );
@@ -115,17 +133,76 @@ export class ResultApplier {
     }
   }
 
+  /**
+   * The one action the host carries out: an interaction for the user. It needs the manifest's `interactions:
+   * ["request"]`; the request is checked and kept, and the host application is told. A refused one is dropped,
+   * with a warning and an audit record saying why.
+   */
+  private async requestInteraction(
+    result: Extract<AgentRunResult, { type: "action.requested" }>,
+  ): Promise<AgentRunResult | undefined> {
+    const { runId, runnerId, event, stores, interactions } = this.run;
+    const audit = (code: string, detail?: string) =>
+      stores.audit.record({
+        at: Date.now(),
+        run_id: runId,
+        runner_id: runnerId,
+        action: INTERACTION_REQUESTED_ACTION,
+        resource:
+          typeof result.data.payload?.interaction_id === "string"
+            ? `interaction:${result.data.payload.interaction_id}`
+            : null,
+        scope: event.conversation_id ? `conversation:${event.conversation_id}` : null,
+        result: code,
+        ...(detail ? { detail } : {}),
+      });
+    let kept: PendingInteraction;
+    try {
+      if (!interactions?.permissions.interactions.includes("request"))
+        throw new AgentApiError("unauthorized", "the runner's manifest does not permit interactions.request");
+      kept = interactions.pending.request(
+        result.data.payload,
+        { runId, runnerId, binding: interactions.binding, event },
+        Math.floor(Date.now() / 1000),
+      );
+    } catch (error) {
+      const refused =
+        error instanceof AgentApiError ? error : new AgentApiError("invalid_argument", String(error));
+      await audit(refused.apiCode, refused.message);
+      return this.drop(`an interaction request: ${refused.message}`);
+    }
+    await audit("ok");
+    interactions.onRequested?.(kept);
+    return { ...result, data: { ...result.data, payload: kept.request } };
+  }
+
   private async registerArtifact(
     result: Extract<AgentRunResult, { type: "artifact.created" }>,
   ): Promise<boolean> {
     const data = result.data;
     let content: Buffer | undefined;
+    if (data.content_base64 != null && data.file_key != null)
+      return this.drop("an artifact with both inline content and a file") ?? false;
     if (data.content_base64 != null) {
       if (!BASE64.test(data.content_base64))
         return this.drop("an artifact whose content is not valid base64") ?? false;
       content = Buffer.from(data.content_base64, "base64");
       if (content.length > MAX_INLINE_ARTIFACT_BYTES)
         return this.drop("an inline artifact over 1 MiB") ?? false;
+    }
+    if (data.file_key != null) {
+      // The whole file or nothing: a torn, refused or unknown transfer leaves no artifact behind.
+      try {
+        content = Buffer.from(receiveFiles(this.run.channel).take(data.file_key));
+      } catch (error) {
+        if (!(error instanceof FileTransferError)) throw error;
+        return (
+          this.drop(`an artifact whose file did not arrive whole (${error.code}): ${error.message}`) ?? false
+        );
+      }
+      const digest = createHash("sha256").update(content).digest("hex");
+      if (data.sha256 != null && data.sha256 !== digest)
+        return this.drop(`an artifact whose file is not the one its sha256 names (${FILE_TORN})`) ?? false;
     }
     const { event, runId, runnerId, stores } = this.run;
     await stores.artifacts.register(
@@ -139,6 +216,7 @@ export class ResultApplier {
         source: "runner",
         // The host decides where an artifact belongs, whatever the runner says.
         conversation_id: event.conversation_id ?? null,
+        thread_id: event.thread_id ?? null,
         run_id: runId,
         runner_id: runnerId,
         metadata: data.metadata,
@@ -150,6 +228,7 @@ export class ResultApplier {
       event_type: "artifact.created",
       source: "runner",
       conversation_id: event.conversation_id ?? null,
+      thread_id: event.thread_id ?? null,
       input_summary: `Artifact created: ${data.artifact_type}`,
       run_id: runId,
       runner_id: runnerId,

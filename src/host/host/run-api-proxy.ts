@@ -3,14 +3,21 @@ import type { LanguageModel } from "../../contracts/language-model.js";
 import { PROXY_ACTIONS } from "../runner/host-run-api.js";
 import type { ActionChannel } from "../transport/action-channel.js";
 import { AgentApiError, AGENT_API_ERROR_CODES as CODES } from "../wire/api-error.js";
-import { fromWireMessages, type WireFunction } from "../wire/llm-messages.js";
 import type { PermissionCategory } from "../wire/manifest.js";
 import { limitToolOutput, MAX_RESULT_BYTES } from "../wire/result-size.js";
-import { StateScopeSchema } from "../wire/run-context.js";
-import { MessageSchema } from "../wire/run-result.js";
+import { type ContextApiCapabilities, StateScopeSchema } from "../wire/run-context.js";
+import { historyGrantOf, historyTargetOf, visibleToRun } from "./history-scope.js";
+import { collectModel, languageModel, requestOf, wireToolCall } from "./host-model-calls.js";
 import type { HostStores } from "./host-stores.js";
 import type { KnowledgeBase, RerankModel } from "./knowledge-base.js";
-import { checkStateValue, pageOfTranscript, publicArtifact, publicEvent } from "./proxy-helpers.js";
+import {
+  boundedLimit,
+  checkStateValue,
+  cursor,
+  pageOfTranscript,
+  publicArtifact,
+  publicEvent,
+} from "./proxy-helpers.js";
 import {
   type HostFile,
   rerankDocuments,
@@ -47,7 +54,10 @@ export interface RunApiProxyOptions {
   maxCallsPerRun?: number;
 }
 
-interface Check {
+/** What a proxy call is checked for besides the run, the caller, size, rate and deadline. */
+export interface Check {
+  /** The pull the run's context must have offered (`context.available_apis`). */
+  api?: keyof ContextApiCapabilities;
   /** The manifest operation the call needs: `["models", "invoke"]`. */
   operation?: [PermissionCategory, string];
   /** The resource the call names, checked against the run's grant. */
@@ -60,7 +70,13 @@ interface ProxyCall {
   check: Check;
 }
 
-type Handler = (
+/** One action the proxy serves: its name and its checks. */
+export interface ServedAction extends Check {
+  action: string;
+}
+
+/** Serves one checked call of a run; what it throws is audited and answered as an `AgentAPIError`. */
+export type Handler = (
   data: Record<string, unknown>,
   session: RunSession,
   signal: AbortSignal,
@@ -87,18 +103,8 @@ export class RunApiProxy {
   /** Serves the proxy's actions on a connection to a plugin runtime. */
   attach(channel: ActionChannel): void {
     const { stores, models, tools } = this.options;
-    const single = (action: string, check: Check, handler: Handler) =>
-      channel.handle(action, async (data, context) => {
-        const call: ProxyCall = { action, data, check };
-        const session = await this.guard(channel, call);
-        try {
-          const answer = await handler(data, session, context.signal);
-          this.audit(call, session, "ok");
-          return answer;
-        } catch (error) {
-          throw this.failed(call, session, error);
-        }
-      });
+    const single = (action: string, check: Check, handle: Handler) =>
+      this.serve(channel, { action, ...check }, handle);
     const grantedModel = (data: Record<string, unknown>, session: RunSession) => {
       const name = String(data.llm_model_uuid ?? data.rerank_model_uuid ?? "");
       return { name, granted: session.grant.models.has(name) };
@@ -183,12 +189,13 @@ export class RunApiProxy {
       PROXY_ACTIONS.HISTORY_PAGE,
       { operation: ["history", "page"], resource: conversationOf },
       async (data, session) => {
-        const conversationId = requestedConversation(data, session);
+        const { conversationId, threadId } = historyTargetOf(data, session);
         if (!conversationId) return { items: [], next_cursor: null, prev_cursor: null, has_more: false };
         const limit = boundedLimit(data.limit, 50);
         const direction = data.direction === "forward" ? "forward" : "backward";
         const page = await stores.transcript.page({
           conversationId,
+          ...(threadId === undefined ? {} : { threadId }),
           limit,
           direction,
           ...cursor("beforeSeq", data.before_cursor),
@@ -201,12 +208,17 @@ export class RunApiProxy {
       PROXY_ACTIONS.HISTORY_SEARCH,
       { operation: ["history", "search"], resource: searchConversationOf },
       async (data, session) => {
-        const filters = (data.filters ?? {}) as { conversation_id?: string; roles?: string[] };
-        const conversationId = filters.conversation_id ?? session.event.conversation_id;
+        const filters = (data.filters ?? {}) as {
+          roles?: string[];
+          conversation_id?: unknown;
+          thread_id?: unknown;
+        };
+        const { conversationId, threadId } = historyTargetOf(filters, session);
         const query = String(data.query ?? "");
         if (!conversationId) return { items: [], total_count: 0, query };
         const items = await stores.transcript.search({
           conversationId,
+          ...(threadId === undefined ? {} : { threadId }),
           text: query,
           topK: boundedLimit(data.top_k, 10),
           ...(Array.isArray(filters.roles) ? { roles: filters.roles } : {}),
@@ -220,21 +232,19 @@ export class RunApiProxy {
     );
     single(PROXY_ACTIONS.EVENT_GET, { operation: ["events", "get"] }, async (data, session) => {
       const event = await stores.events.get(String(data.event_id ?? ""));
-      const visible =
-        event &&
-        (event.run_id === session.runId ||
-          (event.conversation_id != null && session.grant.conversations.has(event.conversation_id)));
-      if (!visible) throw new AgentApiError(CODES.NOT_FOUND, "no such event for this run");
+      if (!event || !visibleToRun(event, session))
+        throw new AgentApiError(CODES.NOT_FOUND, "no such event for this run");
       return publicEvent(event);
     });
     single(
       PROXY_ACTIONS.EVENT_PAGE,
       { operation: ["events", "page"], resource: conversationOf },
       async (data, session) => {
-        const conversationId = requestedConversation(data, session);
+        const { conversationId, threadId } = historyTargetOf(data, session);
         if (!conversationId) return { items: [], next_cursor: null, prev_cursor: null, has_more: false };
         const page = await stores.events.page({
           conversationId,
+          ...(threadId === undefined ? {} : { threadId }),
           limit: boundedLimit(data.limit, 50),
           eventTypes: Array.isArray(data.event_types) ? (data.event_types as string[]) : null,
           ...cursor("beforeSeq", data.before_cursor),
@@ -250,11 +260,11 @@ export class RunApiProxy {
     );
     const visibleArtifact = async (data: Record<string, unknown>, session: RunSession) => {
       const artifact = await stores.artifacts.get(String(data.artifact_id ?? ""));
-      const visible =
-        artifact &&
-        (artifact.run_id === session.runId ||
-          (artifact.conversation_id != null && session.grant.conversations.has(artifact.conversation_id)));
-      if (!visible || (artifact.expires_at != null && artifact.expires_at < Date.now() / 1000)) {
+      if (
+        !artifact ||
+        !visibleToRun(artifact, session) ||
+        (artifact.expires_at != null && artifact.expires_at < Date.now() / 1000)
+      ) {
         throw new AgentApiError(CODES.NOT_FOUND, "no such artifact for this run");
       }
       return artifact;
@@ -401,6 +411,22 @@ export class RunApiProxy {
     );
   }
 
+  /** Serves one action on a channel behind the proxy's checks, with its audit record. */
+  serve(channel: ActionChannel, served: ServedAction, handle: Handler): void {
+    const { action, ...check } = served;
+    channel.handle(action, async (data, context) => {
+      const call: ProxyCall = { action, data, check };
+      const session = await this.guard(channel, call);
+      try {
+        const answer = await handle(data, session, context.signal);
+        this.audit(call, session, "ok");
+        return answer;
+      } catch (error) {
+        throw this.failed(call, session, error);
+      }
+    });
+  }
+
   private async *streamModel(channel: ActionChannel, data: Record<string, unknown>, signal: AbortSignal) {
     const action = PROXY_ACTIONS.INVOKE_LLM_STREAM;
     const check: Check = {
@@ -458,6 +484,8 @@ export class RunApiProxy {
     if (session.channel !== channel || (caller !== undefined && caller !== session.pluginIdentity)) {
       return refuse(CODES.UNAUTHORIZED, "the caller is not the runner of this run", session);
     }
+    if (check.api && !session.availableApis[check.api])
+      return refuse(CODES.UNAUTHORIZED, `${check.api} is not available to this run`, session);
     if (check.operation) {
       const [category, operation] = check.operation;
       if (!(session.permissions[category] as string[]).includes(operation)) {
@@ -513,77 +541,9 @@ export class RunApiProxy {
 }
 
 function conversationOf(data: Record<string, unknown>, session: RunSession) {
-  const requested =
-    typeof data.conversation_id === "string" ? data.conversation_id : session.event.conversation_id;
-  return {
-    name: `conversation:${requested ?? ""}`,
-    granted: requested == null || session.grant.conversations.has(requested),
-  };
+  return historyGrantOf(historyTargetOf(data, session), session);
 }
 
 function searchConversationOf(data: Record<string, unknown>, session: RunSession) {
-  return conversationOf(
-    { conversation_id: (data.filters as { conversation_id?: unknown } | undefined)?.conversation_id },
-    session,
-  );
-}
-
-function requestedConversation(data: Record<string, unknown>, session: RunSession): string | null {
-  return typeof data.conversation_id === "string"
-    ? data.conversation_id
-    : (session.event.conversation_id ?? null);
-}
-
-function boundedLimit(value: unknown, fallback: number): number {
-  return Number.isSafeInteger(value) && (value as number) > 0 ? Math.min(value as number, 100) : fallback;
-}
-
-function cursor(name: "beforeSeq" | "afterSeq", value: unknown): { beforeSeq?: number; afterSeq?: number } {
-  const parsed = typeof value === "string" ? Number(value) : Number.NaN;
-  return Number.isSafeInteger(parsed) ? { [name]: parsed } : {};
-}
-
-function requestOf(data: Record<string, unknown>, signal: AbortSignal) {
-  const messages = MessageSchema.array().safeParse(data.messages ?? []);
-  if (!messages.success)
-    throw new AgentApiError(CODES.INVALID_ARGUMENT, "messages are not protocol messages");
-  const funcs = (Array.isArray(data.funcs) ? data.funcs : []) as WireFunction[];
-  return {
-    ...fromWireMessages(messages.data, funcs),
-    options: (data.extra_args ?? {}) as Record<string, unknown>,
-    signal,
-  };
-}
-
-function wireToolCall(part: { id: string; name: string; arguments: string | Record<string, unknown> }) {
-  const args = typeof part.arguments === "string" ? part.arguments : JSON.stringify(part.arguments);
-  return { id: part.id, type: "function", function: { name: part.name, arguments: args } };
-}
-
-async function collectModel(
-  models: ReadonlyMap<string, LanguageModel>,
-  data: Record<string, unknown>,
-  signal: AbortSignal,
-) {
-  let text = "";
-  const toolCalls: Record<string, unknown>[] = [];
-  for await (const part of languageModel(models, data).stream(requestOf(data, signal))) {
-    if (part.type === "text-delta") text += part.text;
-    else if (part.type === "tool-call") toolCalls.push(wireToolCall(part));
-    else if (part.type === "error") throw new AgentApiError(CODES.RUNTIME_ERROR, part.error.message);
-  }
-  return { text, toolCalls };
-}
-
-function languageModel(
-  models: ReadonlyMap<string, LanguageModel>,
-  data: Record<string, unknown>,
-): LanguageModel {
-  const model = models.get(String(data.llm_model_uuid));
-  if (!model)
-    throw new AgentApiError(
-      CODES.INVALID_ARGUMENT,
-      `model ${String(data.llm_model_uuid)} is not a language model`,
-    );
-  return model;
+  return conversationOf((data.filters ?? {}) as Record<string, unknown>, session);
 }

@@ -3,6 +3,7 @@ import type { AgentRunnerManifest } from "../wire/manifest.js";
 import {
   type AgentRunContextInput,
   type AgentRunState,
+  type ContextApiCapabilities,
   type StateScope,
   traceMetadataOf,
 } from "../wire/run-context.js";
@@ -41,8 +42,9 @@ export async function buildRunContext(options: {
 }): Promise<AgentRunContextInput> {
   const { runId, event, binding, manifest, grant, resources, stores } = options;
   const conversationId = event.conversation_id ?? null;
-  const latestSeq = conversationId ? await stores.transcript.latestSeq(conversationId) : null;
-  const permissions = manifest.permissions;
+  // The cursor of what the run may page: its thread's newest item when its grant keeps it to the thread.
+  const thread = options.grant.historyThread ?? undefined;
+  const latestSeq = conversationId ? await stores.transcript.latestSeq(conversationId, thread) : null;
   const state: AgentRunState = { conversation: {}, actor: {}, subject: {}, runner: {} };
   for (const [scope, key] of Object.entries(options.stateKeys) as [StateScope, string][]) {
     state[scope] = await stores.state.snapshot(key);
@@ -66,26 +68,8 @@ export async function buildRunContext(options: {
       source: triggerSource(event.source),
       timestamp: event.event_time ?? Math.floor(Date.now() / 1000),
     },
-    event: {
-      event_id: event.event_id,
-      event_type: event.event_type,
-      event_time: event.event_time ?? null,
-      source: event.source,
-      source_event_type: event.source_event_type ?? null,
-      raw_ref: event.raw_ref ?? null,
-      data: event.data,
-    },
-    conversation: conversationId
-      ? {
-          conversation_id: conversationId,
-          thread_id: event.thread_id ?? null,
-          sender_id: event.actor?.actor_id ?? null,
-          bot_id: event.bot_id ?? null,
-          workspace_id: event.workspace_id ?? null,
-          launcher_type: null,
-          launcher_id: null,
-        }
-      : null,
+    event: eventContextOf(event),
+    conversation: conversationContextOf(event),
     actor: event.actor ?? null,
     subject: event.subject ?? null,
     input: event.input,
@@ -131,16 +115,7 @@ export async function buildRunContext(options: {
         messages_complete: false,
         reason: "self_managed_context",
       },
-      available_apis: {
-        history_page: permissions.history.includes("page") && conversationId !== null,
-        history_search: permissions.history.includes("search") && conversationId !== null,
-        event_get: permissions.events.includes("get"),
-        event_page: permissions.events.includes("page") && conversationId !== null,
-        artifact_metadata: permissions.artifacts.includes("metadata"),
-        artifact_read: permissions.artifacts.includes("read"),
-        state: binding.state_policy.enable_state && binding.state_policy.state_scopes.length > 0,
-        storage: grant.pluginStorage || grant.workspaceStorage,
-      },
+      available_apis: availableApisOf({ manifest, binding, grant, conversationId }),
     },
     state,
     runtime: {
@@ -159,6 +134,67 @@ export async function buildRunContext(options: {
     config: binding.runner_config,
     adapter: { extra: {} },
     metadata: {},
+  };
+}
+
+/** The event as a runner sees it, in its context or in a steering item. */
+export function eventContextOf(event: AgentEventEnvelope) {
+  return {
+    event_id: event.event_id,
+    event_type: event.event_type,
+    event_time: event.event_time ?? null,
+    source: event.source,
+    source_event_type: event.source_event_type ?? null,
+    raw_ref: event.raw_ref ?? null,
+    data: event.data,
+  };
+}
+
+/** The event's conversation as a runner sees it, or null for an event outside one. */
+export function conversationContextOf(event: AgentEventEnvelope) {
+  if (!event.conversation_id) return null;
+  return {
+    conversation_id: event.conversation_id,
+    thread_id: event.thread_id ?? null,
+    sender_id: event.actor?.actor_id ?? null,
+    bot_id: event.bot_id ?? null,
+    workspace_id: event.workspace_id ?? null,
+    launcher_type: null,
+    launcher_id: null,
+  };
+}
+
+/**
+ * The pulls a run may make. The first text's follow the manifest's permissions; of the newer ones, `prompt_get`
+ * is offered when the binding has a prompt, `steering_pull` when the runner declares the `steering` capability,
+ * and the run ledger to every run — what a ledger call may reach (the run's own records, its runner's runs in its
+ * conversations) is bounded by the call's own checks, not by an opt-in.
+ */
+export function availableApisOf(options: {
+  manifest: AgentRunnerManifest;
+  binding: AgentBinding;
+  grant: RunGrant;
+  conversationId: string | null;
+}): ContextApiCapabilities {
+  const { manifest, binding, grant, conversationId } = options;
+  const permissions = manifest.permissions;
+  return {
+    history_page: permissions.history.includes("page") && conversationId !== null,
+    history_search: permissions.history.includes("search") && conversationId !== null,
+    event_get: permissions.events.includes("get"),
+    event_page: permissions.events.includes("page") && conversationId !== null,
+    artifact_metadata: permissions.artifacts.includes("metadata"),
+    artifact_read: permissions.artifacts.includes("read"),
+    state: binding.state_policy.enable_state && binding.state_policy.state_scopes.length > 0,
+    storage: grant.pluginStorage || grant.workspaceStorage,
+    prompt_get: binding.prompt != null,
+    steering_pull: manifest.capabilities.steering,
+    run_get: true,
+    run_list: true,
+    run_events_page: true,
+    run_cancel: true,
+    run_append_result: true,
+    run_finalize: true,
   };
 }
 

@@ -1,6 +1,8 @@
 import type { ActionChannel } from "../transport/action-channel.js";
 import type { AgentRunnerManifest, AgentRunnerPermissions } from "../wire/manifest.js";
-import type { StateScope } from "../wire/run-context.js";
+import type { ContextApiCapabilities, StateScope } from "../wire/run-context.js";
+import type { AgentRunResult } from "../wire/run-result.js";
+import type { SteeringInputItem } from "../wire/steering-item.js";
 import type { AgentBinding, AgentEventEnvelope } from "./agent-binding.js";
 
 /** What a host offers runners: the ids of its models, tools and knowledge bases. */
@@ -26,6 +28,12 @@ export interface RunGrant {
   workspaceStorage: boolean;
   /** Conversations whose history and events the run may read: its own, and any the binding adds. */
   conversations: Set<string>;
+  /**
+   * The thread the run's own conversation is read in: its history, events and artifacts come from this thread
+   * only. Null when the run may read the whole conversation — an event outside any thread, or a binding whose
+   * `history_scope` is `conversation`. Other granted conversations are read whole.
+   */
+  historyThread: string | null;
   platformActions: Set<string>;
 }
 
@@ -46,6 +54,23 @@ export interface RunSession {
   deadlineAt: number | null;
   calls: number;
   startedAt: number;
+  /** The pulls the run's context offered it; a call to one it was not offered is refused. */
+  availableApis: ContextApiCapabilities;
+  /** Follow-up input for the run, oldest first, until it pulls it: what the runner gets, and the host's event. */
+  steering: { item: SteeringInputItem; event: AgentEventEnvelope }[];
+  /** What the proxy may do to the run itself. */
+  control: RunControl;
+}
+
+/** The run's own stream, as the ledger calls reach it: cancel it, add a result to it, end it. */
+export interface RunControl {
+  cancel(reason: string | null): void;
+  /** Logs an input the run took (a pulled follow-up) as the run's own event was logged. */
+  recordInput(event: AgentEventEnvelope): Promise<void>;
+  /** Applies a result as if the stream had carried it and delivers it; undefined when it is dropped. */
+  append(result: unknown): Promise<AgentRunResult | undefined>;
+  /** Ends the run now with the status the runner gives. */
+  finalize(status: "completed" | "failed" | "cancelled", reason: string | null): void;
 }
 
 /** Config fields whose values name models or knowledge bases the binding selects for the runner. */
@@ -108,6 +133,7 @@ export function computeRunGrant(options: {
     conversations: new Set(
       event.conversation_id ? [event.conversation_id, ...policy.extra_history_conversations] : [],
     ),
+    historyThread: policy.history_scope === "conversation" ? null : (event.thread_id ?? null),
     platformActions: new Set(
       policy.allowed_platform_actions.filter((action) => permissions.platform_api.includes(action)),
     ),
@@ -122,8 +148,9 @@ export function computeRunGrant(options: {
  *
  * - A binding scoped to a bot or a workspace grants its resources to events of that bot or workspace only; an
  *   event from elsewhere keeps nothing but its own conversation.
- * - History and events: the event's own conversation. The binding's further conversations stay only for a runner
- *   whose manifest reads history or events at all — reaching across conversations needs both.
+ * - History and events: the event's own conversation, and of it only the event's thread when it has one. The
+ *   binding's further conversations, and the whole of a thread's conversation, stay only for a runner whose
+ *   manifest reads history or events at all — reaching across threads or conversations needs both.
  * - Workspace storage: the event's own workspace's, so an event that names no workspace gets none rather than
  *   an area every such event would share.
  * - Platform actions named `event_*` act on the event's own target (its conversation or reply target); without
@@ -144,6 +171,7 @@ export function narrowToRunScope(
       pluginStorage: false,
       workspaceStorage: false,
       conversations: new Set(own),
+      historyThread: event.thread_id ?? null,
       platformActions: new Set(),
     };
   }
@@ -154,6 +182,7 @@ export function narrowToRunScope(
     conversations: readsAcross
       ? grant.conversations
       : new Set(own.filter((id) => grant.conversations.has(id))),
+    historyThread: readsAcross ? grant.historyThread : (event.thread_id ?? null),
     workspaceStorage: grant.workspaceStorage && Boolean(event.workspace_id),
     platformActions: new Set(
       [...grant.platformActions].filter((action) => !action.startsWith("event_") || hasTarget),

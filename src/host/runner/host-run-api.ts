@@ -10,6 +10,11 @@ import {
 import { AGENT_API_ERROR_CODES, AgentApiError } from "../wire/api-error.js";
 import type { StateScope } from "../wire/run-context.js";
 import type { JsonValue } from "../wire/run-result.js";
+import {
+  type SteeringInputItem,
+  SteeringInputItemSchema,
+  type SteeringPullMode,
+} from "../wire/steering-item.js";
 
 /** The wire actions of the run-scoped API proxy, a runner's calls to its host. */
 export const PROXY_ACTIONS = {
@@ -39,10 +44,25 @@ export const PROXY_ACTIONS = {
   WORKSPACE_STORAGE_DELETE: "delete_workspace_storage",
   WORKSPACE_STORAGE_KEYS: "get_workspace_storage_keys",
   PLATFORM_REQUEST_ACTION: "request_platform_action",
+  GET_PROMPT: "get_prompt",
+  STEERING_PULL: "steering_pull",
+  RUN_GET: "run_get",
+  RUN_LIST: "run_list",
+  RUN_EVENTS_PAGE: "run_events_page",
+  RUN_CANCEL: "run_cancel",
+  RUN_APPEND_RESULT: "run_append_result",
+  RUN_FINALIZE: "run_finalize",
 } as const;
 
 /** Each operation's own bound; every call is further bound by what is left of the run's deadline. */
-const TIMEOUTS_MS = { llm: 120_000, tool: 180_000, lookup: 30_000, small: 15_000, read: 60_000 } as const;
+const TIMEOUTS_MS = {
+  llm: 120_000,
+  tool: 180_000,
+  lookup: 30_000,
+  small: 15_000,
+  read: 60_000,
+  steering: 10_000,
+} as const;
 
 export type StorageArea = "plugin" | "workspace";
 
@@ -260,6 +280,94 @@ export class HostRunApi {
       this.call(
         PROXY_ACTIONS.PLATFORM_REQUEST_ACTION,
         { action, target: target ?? null, payload: payload ?? null },
+        TIMEOUTS_MS.small,
+      ),
+  };
+
+  readonly prompt = {
+    /** The host's prompt for this run, `[{role, content}, …]`; empty when the host has none. */
+    get: async (): Promise<{ role: string; content: unknown }[]> => {
+      const answer = await this.call(PROXY_ACTIONS.GET_PROMPT, {}, TIMEOUTS_MS.small);
+      return Array.isArray(answer.prompt) ? (answer.prompt as { role: string; content: unknown }[]) : [];
+    },
+  };
+
+  readonly steering = {
+    /** The follow-up inputs given to this run since it last asked, oldest first, each once. */
+    pull: async (mode: SteeringPullMode = "all", limit?: number): Promise<SteeringInputItem[]> => {
+      const answer = await this.call(
+        PROXY_ACTIONS.STEERING_PULL,
+        { mode, limit: limit ?? null },
+        TIMEOUTS_MS.steering,
+      );
+      const items = SteeringInputItemSchema.array().safeParse(answer.items ?? []);
+      if (!items.success)
+        throw new AgentApiError(
+          AGENT_API_ERROR_CODES.RUNTIME_ERROR,
+          "the host sent malformed steering items",
+        );
+      return items.data;
+    },
+  };
+
+  /**
+   * The host's run ledger: this run's record and results, its runner's other runs in its conversations; cancel,
+   * append a result to, or end this run. `runId` defaults to this run.
+   */
+  readonly runs = {
+    get: (runId?: string) =>
+      this.call(PROXY_ACTIONS.RUN_GET, { target_run_id: runId ?? this.runId }, TIMEOUTS_MS.small),
+    list: (
+      options: { conversationId?: string; statuses?: string[]; beforeCursor?: string; limit?: number } = {},
+    ) =>
+      this.call(
+        PROXY_ACTIONS.RUN_LIST,
+        {
+          conversation_id: options.conversationId ?? null,
+          statuses: options.statuses ?? null,
+          before_cursor: options.beforeCursor ?? null,
+          limit: options.limit ?? 50,
+        },
+        TIMEOUTS_MS.lookup,
+      ),
+    eventsPage: (
+      options: {
+        runId?: string;
+        beforeCursor?: string;
+        afterCursor?: string;
+        limit?: number;
+        direction?: "forward" | "backward";
+      } = {},
+    ) =>
+      this.call(
+        PROXY_ACTIONS.RUN_EVENTS_PAGE,
+        {
+          target_run_id: options.runId ?? this.runId,
+          before_cursor: options.beforeCursor ?? null,
+          after_cursor: options.afterCursor ?? null,
+          limit: options.limit ?? 50,
+          direction: options.direction ?? "forward",
+        },
+        TIMEOUTS_MS.lookup,
+      ),
+    cancel: (options: { runId?: string; reason?: string } = {}) =>
+      this.call(
+        PROXY_ACTIONS.RUN_CANCEL,
+        { target_run_id: options.runId ?? this.runId, reason: options.reason ?? null },
+        TIMEOUTS_MS.small,
+      ),
+    appendResult: (result: Record<string, unknown> & { run_id: string }) =>
+      this.call(PROXY_ACTIONS.RUN_APPEND_RESULT, { target_run_id: result.run_id, result }, TIMEOUTS_MS.small),
+    finalize: (
+      options: { runId?: string; status?: "completed" | "failed" | "cancelled"; reason?: string } = {},
+    ) =>
+      this.call(
+        PROXY_ACTIONS.RUN_FINALIZE,
+        {
+          target_run_id: options.runId ?? this.runId,
+          status: options.status ?? null,
+          reason: options.reason ?? null,
+        },
         TIMEOUTS_MS.small,
       ),
   };

@@ -1,35 +1,43 @@
-import { createHash, randomUUID } from "node:crypto";
 import type { RunResult } from "../../contracts/run-types.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import type { StateScope } from "../wire/run-context.js";
 import { RUN_FAILURE_CODES, type RunResultBody } from "../wire/run-result.js";
+import { type ArtifactFileSender, artifactResult } from "./artifact-result.js";
 
 /** The host-state key under which a suspended Keel run waits for the event that resumes it. */
 export const SUSPENDED_RUN_KEY = "keel.suspended_run_id";
-
-/** The largest artifact sent inline with `artifact.created`; larger ones go as metadata alone. */
-const MAX_INLINE_ARTIFACT_BYTES = 1024 * 1024;
 
 /**
  * Turns a Keel run's stream into the protocol's results: answer text into `message.delta` (when the run may
  * stream), tool calls into `tool.call.*`, artifacts into `artifact.created`, and the finish into
  * `message.completed` + `run.completed`, or `run.failed` with a code naming the stop reason. One mapper per run;
- * it numbers the deltas.
+ * it numbers the deltas. An artifact too large to carry inline is sent to the host as a file first, so mapping is
+ * asynchronous and keeps the results in order.
  */
 export class KeelResultMapper {
   private deltas = 0;
   private readonly streaming: boolean;
   private readonly resumedRunId: string | undefined;
   private readonly suspensionScope: StateScope;
+  private readonly sendFile: ArtifactFileSender | undefined;
 
-  /** `suspensionScope`: the host-state scope that keeps a suspended run's id; `conversation` by default. */
-  constructor(options: { streaming: boolean; resumedRunId?: string; suspensionScope?: StateScope }) {
+  /**
+   * `suspensionScope`: the host-state scope that keeps a suspended run's id; `conversation` by default.
+   * `sendFile`: how a large artifact reaches the host; without it, such an artifact goes as metadata alone.
+   */
+  constructor(options: {
+    streaming: boolean;
+    resumedRunId?: string;
+    suspensionScope?: StateScope;
+    sendFile?: ArtifactFileSender;
+  }) {
+    this.sendFile = options.sendFile;
     this.streaming = options.streaming;
     this.resumedRunId = options.resumedRunId;
     this.suspensionScope = options.suspensionScope ?? "conversation";
   }
 
-  map(chunk: RunStreamChunk): RunResultBody[] {
+  async map(chunk: RunStreamChunk): Promise<RunResultBody[]> {
     switch (chunk.kind) {
       case "llm.delta":
         if (!this.streaming || chunk.payload.text.length === 0) return [];
@@ -58,7 +66,7 @@ export class KeelResultMapper {
         return [{ type: "tool.call.completed", data: { ...base, result: asObject(payload.result) } }];
       }
       case "artifact":
-        return [artifactResult(chunk.payload.name, chunk.payload.kind, chunk.payload.payload)];
+        return [await artifactResult(chunk.payload, this.sendFile)];
       case "run.finished":
         return this.finish(chunk.result);
       default:
@@ -127,20 +135,4 @@ function asObject(value: unknown): Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : { value: value ?? null };
-}
-
-function artifactResult(name: string, kind: string, payload: unknown): RunResultBody {
-  const bytes = Buffer.from(typeof payload === "string" ? payload : JSON.stringify(payload ?? null));
-  return {
-    type: "artifact.created",
-    data: {
-      artifact_id: randomUUID(),
-      artifact_type: kind,
-      name,
-      mime_type: typeof payload === "string" ? "text/plain" : "application/json",
-      size_bytes: bytes.length,
-      sha256: createHash("sha256").update(bytes).digest("hex"),
-      ...(bytes.length <= MAX_INLINE_ARTIFACT_BYTES ? { content_base64: bytes.toString("base64") } : {}),
-    },
-  };
 }

@@ -5,6 +5,7 @@ import type { KeelConfig } from "../../config/keel-config.js";
 import { Runtime } from "../../runtime/runtime.js";
 import { ActionChannel } from "../transport/action-channel.js";
 import { createInMemoryTransportPair } from "../transport/in-memory-transport.js";
+import { AgentApiError } from "../wire/api-error.js";
 import type { AgentRunContextInput } from "../wire/run-context.js";
 import { SUSPENDED_RUN_KEY } from "./keel-result-mapper.js";
 import { serveKeelRunner } from "./serve-keel-runner.js";
@@ -121,6 +122,7 @@ describe("Keel as a runner", () => {
       id: "plugin:keel/agents/helper",
       protocol_version: "1",
       permissions: { models: ["invoke", "stream"], tools: ["detail", "call"] },
+      capabilities: { steering: true, interrupt: true },
     });
     expect(langBotErrors("AgentRunnerManifest", entry.manifest)).toEqual([]);
   });
@@ -244,5 +246,51 @@ describe("Keel as a runner", () => {
       type: "run.failed",
       data: { code: "runner.invalid_context" },
     });
+  });
+
+  it("pulls steering before each model call when the host offers it; the model sees it as a user message", async () => {
+    const { host, calls } = await setUp([{ text: "noted" }]);
+    const pulls: Record<string, unknown>[] = [];
+    host.handle("steering_pull", async (data) => {
+      pulls.push(data);
+      if (pulls.length > 1) return { items: [] };
+      const item = {
+        claimed_run_id: "run-s1",
+        runner_id: "plugin:keel/agents/helper",
+        event: { event_id: "event-s2", event_type: "message.received", source: "platform", data: {} },
+        input: { text: "and mind the tide" },
+      };
+      return { items: [item] };
+    });
+    const results = await run(
+      host,
+      contextFor("run-s1", { context: { available_apis: { steering_pull: true } } }),
+    );
+    expect(typesOf(results).slice(-2)).toEqual(["message.completed", "run.completed"]);
+    expect(pulls).toEqual([{ run_id: "run-s1", mode: "all", limit: null }]);
+    const messages = calls[0]!.data.messages as { role: string; content: unknown }[];
+    expect(messages.slice(-2).map((message) => [message.role, message.content])).toEqual([
+      ["user", "What does keel mean?"],
+      ["user", "and mind the tide"],
+    ]);
+  });
+
+  it("goes on without steering when the host refuses the pull, and never pulls when it is not offered", async () => {
+    const { host, calls } = await setUp([{ text: "one" }, { text: "two" }]);
+    let pulls = 0;
+    host.handle("steering_pull", async () => {
+      pulls++;
+      throw new AgentApiError("not_found", "run session not found or expired");
+    });
+    const refused = await run(
+      host,
+      contextFor("run-s2", { context: { available_apis: { steering_pull: true } } }),
+    );
+    expect(typesOf(refused).at(-1)).toBe("run.completed");
+    expect(pulls).toBe(1);
+    const plain = await run(host, contextFor("run-s3"));
+    expect(typesOf(plain).at(-1)).toBe("run.completed");
+    expect(pulls).toBe(1);
+    expect(calls.map((call) => call.action)).toEqual(["invoke_llm_stream", "invoke_llm_stream"]);
   });
 });

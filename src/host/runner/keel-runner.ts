@@ -8,6 +8,8 @@ import { type HostBridge, runWithHostBridge } from "../../models/providers/host/
 import type { Runtime } from "../../runtime/runtime.js";
 import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import type { ActionChannel, ActionContext } from "../transport/action-channel.js";
+import { sendFile } from "../transport/file-transfer.js";
+import { AgentApiError } from "../wire/api-error.js";
 import { partsOfWireChunk, toWireFunctions, toWireMessages } from "../wire/llm-messages.js";
 import {
   type AgentRunnerManifest,
@@ -176,7 +178,7 @@ export class KeelRunner {
     const queue = new ResultQueue<RunResultBody>();
     const api = new HostRunApi(channel, runId, context.runtime.deadline_at);
     const pump = runWithHostBridge(this.bridgeFor(api, context), () =>
-      this.pump({ context, agent: entry.agent, queue, signal: controller.signal }),
+      this.pump({ channel, context, agent: entry.agent, queue, signal: controller.signal, api }),
     )
       .catch((error: unknown) => {
         queue.push({
@@ -213,12 +215,14 @@ export class KeelRunner {
 
   /** Runs (or resumes) the Keel run and queues its mapped results. */
   private async pump(options: {
+    channel: ActionChannel;
     context: AgentRunContext;
     agent: RunnerAgent;
     queue: ResultQueue<RunResultBody>;
     signal: AbortSignal;
+    api: HostRunApi;
   }): Promise<void> {
-    const { context, agent, queue, signal } = options;
+    const { channel, context, agent, queue, signal, api } = options;
     const streaming = context.delivery.supports_streaming;
     const scope = suspensionScopeOf(context);
     const waiting = context.state[scope][SUSPENDED_RUN_KEY];
@@ -230,6 +234,7 @@ export class KeelRunner {
       if (decisions) chunks = this.runtime.stream({ runId: waiting, decisions, signal });
     }
     const traceContext = traceContextOfRun(context);
+    const steering = context.context.available_apis.steering_pull ? steeringFrom(api) : undefined;
     chunks ??= this.runtime.stream({
       agentId: agent.id,
       inputText: inputTextOf(context),
@@ -238,13 +243,18 @@ export class KeelRunner {
       signal,
       // The host's span, so a tracing event bus makes this run's span its child across the process boundary.
       ...(traceContext ? { traceContext } : {}),
+      ...(steering ? { steering } : {}),
     });
     const mapper = new KeelResultMapper({
       streaming,
       suspensionScope: scope,
       ...(resumedRunId ? { resumedRunId } : {}),
+      // A profile that drops artifacts must not send their files: the host would hold them for nothing.
+      ...(profileCarriesResult({ type: "artifact.created" }, this.profile)
+        ? { sendFile: (bytes, { extension }) => sendFile(channel, bytes, { extension, signal }) }
+        : {}),
     });
-    for await (const chunk of chunks) for (const body of mapper.map(chunk)) queue.push(body);
+    for await (const chunk of chunks) for (const body of await mapper.map(chunk)) queue.push(body);
   }
 
   /**
@@ -313,6 +323,8 @@ export class KeelRunner {
         knowledge_retrieval: hostKnowledge,
         interrupt: true,
         stateful_session: true,
+        // Messages the host steers into a run join it before its next model call.
+        steering: true,
       },
       permissions: {
         models: hostModel ? ["invoke", "stream"] : [],
@@ -364,11 +376,35 @@ async function* streamHostModel(
   yield { type: "finish", stopReason: seen.size > 0 ? "tool_use" : "end_turn", model: modelId };
 }
 
-/** The text the agent is given: the event's own text, or, for an event without one, what happened. */
-function inputTextOf(context: AgentRunContext): string {
+/**
+ * The text the agent is given: the event's own text; for the answer to an interaction, the answer; for any other
+ * event without text, what happened.
+ */
+function inputTextOf(context: Pick<AgentRunContext, "input" | "event">): string {
   const text = context.input.text;
   if (text) return text;
+  if (context.input.interaction)
+    return `[${context.event.event_type}] ${JSON.stringify(context.input.interaction)}`;
   return `[${context.event.event_type}] ${JSON.stringify(context.event.data)}`;
+}
+
+/**
+ * A Keel run's steering source in a host run: before each model call it pulls what the host queued for the run,
+ * each item one user message. A pull the host refuses (the run just ended, say) gives nothing rather than failing
+ * a run that is ending anyway.
+ */
+function steeringFrom(api: HostRunApi): (signal: AbortSignal) => Promise<string[]> {
+  return async (signal) => {
+    if (signal.aborted) return [];
+    try {
+      const items = await api.steering.pull("all");
+      return items.map((item) => inputTextOf(item));
+    } catch (error) {
+      if (!(error instanceof AgentApiError)) throw error;
+      getLogger().warn(`run ${api.runId}: a steering pull was refused: ${error.message}`);
+      return [];
+    }
+  };
 }
 
 /** One Keel session per agent and host conversation (and thread), so the agent remembers the conversation. */

@@ -47,6 +47,9 @@ export async function listenKeelRunner(
     port: Number(address.port || 80),
     path: address.pathname,
     ...webSocketLimitOptions(),
+    // Results are small JSON frames sent one at a time: compressing each costs more time than the bytes it
+    // saves on the links a runner is reached over, and adds a zlib pass to every result's latency.
+    perMessageDeflate: false,
   });
   await once(server, "listening");
   const channels = new Set<ActionChannel>();

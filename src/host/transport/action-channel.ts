@@ -194,12 +194,18 @@ export class ActionChannel {
     const buffer: Record<string, unknown>[] = [];
     let ended = false;
     let failure: Error | undefined;
-    let wake: (() => void) | undefined;
+    // The reader waiting for the next chunk, if any: a chunk that finds one is handed to it directly.
+    let waiting: ((result: IteratorResult<Record<string, unknown>>) => void) | undefined;
+    let failWaiting: ((error: Error) => void) | undefined;
+    // The idle timeout is one timer armed for the whole stream, not one per chunk: a chunk only notes when it came,
+    // and a timer that fires early (a chunk came since it was armed) is armed again for the time still left.
+    // Re-arming per chunk made and filed a timer per result on the receive path.
     let timer: NodeJS.Timeout | undefined;
-    const notify = () => {
-      const resolve = wake;
-      wake = undefined;
-      resolve?.();
+    let lastChunkAt = 0;
+    const onIdle = () => {
+      const left = lastChunkAt + timeoutMs - performance.now();
+      if (left > 0) timer = setTimeout(onIdle, left);
+      else stop(new ActionCallTimeoutError(action, timeoutMs));
     };
     const stop = (error?: Error) => {
       if (ended) return;
@@ -208,11 +214,12 @@ export class ActionChannel {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
       this.pending.delete(seqId);
-      notify();
-    };
-    const arm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => stop(new ActionCallTimeoutError(action, timeoutMs)), timeoutMs);
+      const resolve = waiting;
+      const reject = failWaiting;
+      waiting = undefined;
+      failWaiting = undefined;
+      if (error && reject) reject(error);
+      else resolve?.({ done: true, value: undefined });
     };
     const onAbort = () => stop(abortError(options.signal));
     const seqId = this.request(action, data, {
@@ -221,22 +228,24 @@ export class ActionChannel {
         if (response.code !== 0) return stop(new ActionCallError(action, response.message, response.data));
         const last = response.chunk_status === "end";
         if (!last || Object.keys(response.data).length > 0) {
-          if (buffer.length >= this.streamBufferFrames) {
+          const resolve = waiting;
+          if (resolve !== undefined) {
+            waiting = undefined;
+            failWaiting = undefined;
+            resolve({ done: false, value: response.data });
+          } else if (buffer.length >= this.streamBufferFrames) {
             return stop(
               new ActionCallError(action, "the stream's consumer is too slow; its buffer is full", {}),
             );
-          }
-          buffer.push(response.data);
+          } else buffer.push(response.data);
         }
         if (last) stop();
-        else {
-          arm();
-          notify();
-        }
+        else lastChunkAt = performance.now();
       },
       fail: stop,
     });
-    arm();
+    lastChunkAt = performance.now();
+    timer = setTimeout(onIdle, timeoutMs);
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener("abort", onAbort, { once: true });
     const forget = () => {
@@ -245,17 +254,14 @@ export class ActionChannel {
       this.abandon(seqId);
     };
     return {
-      next: async () => {
-        for (;;) {
-          if (buffer.length > 0) return { done: false, value: buffer.shift()! };
-          if (ended) {
-            if (failure) throw failure;
-            return { done: true, value: undefined };
-          }
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-          });
-        }
+      next: () => {
+        if (buffer.length > 0) return Promise.resolve({ done: false, value: buffer.shift()! });
+        if (ended)
+          return failure ? Promise.reject(failure) : Promise.resolve({ done: true, value: undefined });
+        return new Promise((resolve, reject) => {
+          waiting = resolve;
+          failWaiting = reject;
+        });
       },
       return: async () => {
         forget();

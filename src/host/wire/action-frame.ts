@@ -49,13 +49,18 @@ export function parseActionFrame(text: string): ParsedFrame {
     return { ok: false, error: "message is not a JSON object" };
   }
   const record = value as Record<string, unknown>;
-  const seqId = Number.isSafeInteger(record.seq_id) ? (record.seq_id as number) : undefined;
-  const withSeq = (error: string): ParsedFrame =>
-    seqId === undefined ? { ok: false, error } : { ok: false, error, seqId };
   // Most messages are well-formed responses and requests with every field given; checking those by hand skips
   // the schema's copy of the whole message, which is most of the receive cost of a small result.
   if (isPlainResponse(record)) return { ok: true, frame: { kind: "response", response: record } };
   if (isPlainRequest(record)) return { ok: true, frame: { kind: "request", request: record } };
+  return parseUnusualFrame(record);
+}
+
+/** A message the plain checks did not accept, through the schemas: their defaults, or an error naming the fault. */
+function parseUnusualFrame(record: Record<string, unknown>): ParsedFrame {
+  const seqId = Number.isSafeInteger(record.seq_id) ? (record.seq_id as number) : undefined;
+  const withSeq = (error: string): ParsedFrame =>
+    seqId === undefined ? { ok: false, error } : { ok: false, error, seqId };
   if ("action" in record) {
     const parsed = ActionRequestSchema.safeParse(record);
     return parsed.success

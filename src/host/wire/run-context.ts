@@ -90,6 +90,8 @@ export const AgentInputSchema = z.looseObject({
   contents: z.array(ContentElementSchema).default([]),
   attachments: z.array(ArtifactRefSchema).default([]),
   message_chain: record().nullish(),
+  /** The user's answer to an interaction, in a run started by `interaction.submitted`. */
+  interaction: record().nullish(),
 });
 export type AgentInput = z.infer<typeof AgentInputSchema>;
 
@@ -162,6 +164,15 @@ export const ContextApiCapabilitiesSchema = z.looseObject({
   artifact_read: z.boolean().default(false),
   state: z.boolean().default(false),
   storage: z.boolean().default(false),
+  // The newer text's pulls: the host's prompt, follow-up input, and the run ledger.
+  prompt_get: z.boolean().default(false),
+  steering_pull: z.boolean().default(false),
+  run_get: z.boolean().default(false),
+  run_list: z.boolean().default(false),
+  run_events_page: z.boolean().default(false),
+  run_cancel: z.boolean().default(false),
+  run_append_result: z.boolean().default(false),
+  run_finalize: z.boolean().default(false),
 });
 export type ContextApiCapabilities = z.infer<typeof ContextApiCapabilitiesSchema>;
 

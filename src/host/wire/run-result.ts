@@ -90,6 +90,8 @@ export const RESULT_PAYLOAD_SCHEMAS = {
     sha256: z.string().nullish(),
     metadata: jsonObject().default({}),
     content_base64: z.string().nullish(),
+    /** Keel's: content too large to carry inline, sent beforehand as a `__file_chunk` transfer under this key. */
+    file_key: z.string().nullish(),
   }),
   "state.updated": z.object({ scope: StateScopeSchema, key: z.string().min(1), value: z.unknown() }),
   "action.requested": z.object({

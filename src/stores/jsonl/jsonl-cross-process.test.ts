@@ -15,10 +15,7 @@ const script = join(root, "increment.mjs");
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 beforeAll(() => {
-  const entry = join(
-    compileForChildren(root, ["src/stores/jsonl/jsonl-file-session-manager.ts"]),
-    "stores/jsonl/jsonl-file-session-manager.js",
-  );
+  const entry = join(compileForChildren(root), "stores/jsonl/jsonl-file-session-manager.js");
   writeFileSync(
     script,
     `import { JsonlFileSessionManager } from ${JSON.stringify(entry)};

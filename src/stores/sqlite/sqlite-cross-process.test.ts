@@ -15,10 +15,7 @@ const script = join(root, "increment.mjs");
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 beforeAll(() => {
-  const entry = join(
-    compileForChildren(root, ["src/stores/sqlite/sqlite-session-manager.ts"]),
-    "stores/sqlite/sqlite-session-manager.js",
-  );
+  const entry = join(compileForChildren(root), "stores/sqlite/sqlite-session-manager.js");
   writeFileSync(
     script,
     `import { SqliteSessionManager } from ${JSON.stringify(entry)};

@@ -1,5 +1,3 @@
-import { isIP } from "node:net";
-
 /**
  * Why an address is not one a network tool may reach on its own: loopback, private (RFC 1918), shared
  * (CGNAT, RFC 6598), link-local, cloud metadata, unique-local IPv6, unspecified, multicast, and the rest of the
@@ -135,7 +133,8 @@ function classifyV6(groups: number[]): BlockedRange | null {
  */
 export function blockedRangeOf(address: string): BlockedRange | null {
   const bare = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address;
-  const family = isIP(bare.replace(/%.*$/, ""));
+  // `net` on first use: importing Keel need not load Node's network stack.
+  const family = process.getBuiltinModule("node:net").isIP(bare.replace(/%.*$/, ""));
   if (family === 4) return classifyV4(parseV4(bare)!);
   if (family === 6) {
     const groups = parseV6(bare);

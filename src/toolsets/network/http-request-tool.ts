@@ -1,7 +1,5 @@
-import { lookup as dnsLookup } from "node:dns/promises";
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { isIP, type LookupFunction } from "node:net";
+import type { IncomingMessage } from "node:http";
+import type { LookupFunction } from "node:net";
 import { z } from "zod";
 import type { Tool, ToolResult } from "../../contracts/tool.js";
 import { PermissionDeniedError, ToolError, ToolTimeoutError } from "../../errors/error-classes.js";
@@ -40,7 +38,10 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers that belong to one origin and are dropped when a redirect leaves it. */
 const ORIGIN_HEADERS = ["authorization", "cookie", "proxy-authorization"];
 
-const systemResolver: HostResolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+// Node's network modules (dns, net, http, https with tls) are taken when a request is made, not at import: every
+// program that imports Keel loads this tool's module, and those modules are a tenth of what Keel adds to start-up.
+const systemResolver: HostResolver = (hostname) =>
+  process.getBuiltinModule("node:dns/promises").lookup(hostname, { all: true, verbatim: true });
 
 /** The rule a refused address or URL names. */
 export const NETWORK_ADDRESS_RULE = "network_address_blocked";
@@ -137,7 +138,7 @@ async function checkedAddress(
   resolve: HostResolver,
 ): Promise<{ address: string; family: number }> {
   const host = normalizeHost(url.hostname);
-  const literal = isIP(host);
+  const literal = process.getBuiltinModule("node:net").isIP(host);
   let addresses: readonly { address: string; family: number }[];
   if (literal !== 0) addresses = [{ address: host, family: literal }];
   else {
@@ -242,7 +243,7 @@ function send(
     if (lookupOptions.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
     else callback(null, pinned.address, pinned.family);
   }) as unknown as LookupFunction;
-  const request = url.protocol === "https:" ? httpsRequest : httpRequest;
+  const { request } = process.getBuiltinModule(url.protocol === "https:" ? "node:https" : "node:http");
   return new Promise((resolvePromise, reject) => {
     const req = request(url, { method, headers, lookup, signal, agent: false }, resolvePromise);
     req.on("error", (error) =>

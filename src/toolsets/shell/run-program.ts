@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import type { ToolContext, ToolResult } from "../../contracts/tool.js";
 import { PermissionDeniedError, ToolTimeoutError } from "../../errors/error-classes.js";
 import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
@@ -101,6 +100,8 @@ function execute(
     signal: AbortSignal | undefined;
   },
 ): Promise<ProgramRunData> {
+  // child_process (and the net module it loads) on the first program run, not when Keel is imported.
+  const { execFile } = process.getBuiltinModule("node:child_process");
   return new Promise((resolve, reject) => {
     execFile(
       command,

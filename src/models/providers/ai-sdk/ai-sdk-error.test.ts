@@ -2,6 +2,7 @@ import { APICallError, InvalidPromptError, LoadAPIKeyError } from "@ai-sdk/provi
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { MockLanguageModelV2, streamParts, v2Stream } from "../../../../test/support/ai-sdk-mocks.js";
+import { FakeClock } from "../../../../test/support/fake-model-server.js";
 import { LLMConnectionError, LLMRateLimitError, LLMResponseError } from "../../../errors/error-classes.js";
 import { CancelScope } from "../../../loop/cancel-scope.js";
 import { readModelStream } from "../../../loop/read-model-stream.js";
@@ -143,10 +144,14 @@ describe("errors through the model", () => {
         throw apiError(429, { "retry-after": "2" });
       },
     });
-    const parts = await streamParts(fromAiSdk(mock));
+    // The default policy retries a rate limit, waiting Retry-After's 2 s each time: on a clock that records
+    // the waits instead of spending them.
+    const clock = new FakeClock();
+    const parts = await streamParts(fromAiSdk(mock, { clock }));
     expect(parts).toEqual([{ type: "error", error: expect.any(LLMRateLimitError), errorType: "rate_limit" }]);
+    expect(clock.sleeps).toEqual([2000, 2000]);
     const failure = await readModelStream(
-      fromAiSdk(mock).stream({ messages: [], options: {} }),
+      fromAiSdk(mock, { clock }).stream({ messages: [], options: {} }),
       { onTextDelta: () => {} },
       { scope: new CancelScope(), fallbackModel: "m" },
     ).catch((error: unknown) => error);
