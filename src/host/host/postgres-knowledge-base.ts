@@ -90,15 +90,24 @@ export async function createPostgresKnowledgeBase(options: {
          ORDER BY rank DESC, doc_id LIMIT $4`,
         values,
       );
-      return rows.map((row) => ({
-        id: row.doc_id,
-        content: [{ type: "text" as const, text: row.content }],
-        metadata: row.metadata,
-        distance: distanceOf(row.rank),
-        score: row.rank,
-      }));
+      return rows.map((row) => entryOfRow(row, row.rank, distanceOf(row.rank)));
     },
     close,
+  };
+}
+
+/** A stored passage as a retrieval entry, with the score its base ranked it by. */
+export function entryOfRow(
+  row: { doc_id: string; content: string; metadata: Record<string, unknown> },
+  score: number,
+  distance: number,
+): RetrievalEntry {
+  return {
+    id: row.doc_id,
+    content: [{ type: "text", text: row.content }],
+    metadata: row.metadata,
+    distance,
+    score,
   };
 }
 

@@ -3,7 +3,12 @@ import { KeelError } from "../../errors/keel-error.js";
 import { withPgTransaction } from "../../stores/postgres/with-pg-transaction.js";
 import { checkVectorLength, cosineDistance, type Embedder, embedUnitVectors } from "./embedder.js";
 import { type KnowledgeDocument, parseFilters, type RetrievalEntry } from "./knowledge-base.js";
-import { filterSql, openKnowledgeTable, type PostgresKnowledgeBase } from "./postgres-knowledge-base.js";
+import {
+  entryOfRow,
+  filterSql,
+  openKnowledgeTable,
+  type PostgresKnowledgeBase,
+} from "./postgres-knowledge-base.js";
 import { DEFAULT_EMBED_BATCH } from "./vector-knowledge-base.js";
 
 const TABLE = `
@@ -89,13 +94,7 @@ export async function createPostgresVectorKnowledgeBase(options: {
          ORDER BY cosine DESC, doc_id LIMIT $3`,
         values,
       );
-      return rows.map((row) => ({
-        id: row.doc_id,
-        content: [{ type: "text" as const, text: row.content }],
-        metadata: row.metadata,
-        distance: cosineDistance(row.cosine),
-        score: row.cosine,
-      }));
+      return rows.map((row) => entryOfRow(row, row.cosine, cosineDistance(row.cosine)));
     },
     close,
   };
