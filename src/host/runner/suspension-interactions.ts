@@ -67,10 +67,17 @@ export interface InteractionSupport {
 export function interactionSupportOf(delivery: DeliveryContext): InteractionSupport | undefined {
   const offered = (delivery as { interactions?: unknown }).interactions;
   if (typeof offered !== "object" || offered === null) return undefined;
-  const set = (value: unknown) =>
-    Array.isArray(value) && value.length > 0 ? new Set(value.map(String)) : undefined;
-  const { field_types, action_styles } = offered as { field_types?: unknown; action_styles?: unknown };
-  return { fieldTypes: set(field_types), actionStyles: set(action_styles) };
+  // A list the platform gives is what it shows, an empty one nothing; no list, anything.
+  const set = (value: unknown) => (Array.isArray(value) ? new Set(value.map(String)) : undefined);
+  const { field_types, action_styles, max_fields } = offered as {
+    field_types?: unknown;
+    action_styles?: unknown;
+    max_fields?: unknown;
+  };
+  return {
+    fieldTypes: max_fields === 0 ? new Set() : set(field_types),
+    actionStyles: set(action_styles),
+  };
 }
 
 /**
@@ -88,6 +95,7 @@ export function suspensionInteractions(
     const payload = asksForValue(call)
       ? valueForm(interactionId, call, support)
       : confirmation(interactionId, call, support);
+    if (!payload) return [];
     return [{ type: "action.requested", data: { action: INTERACTION_REQUESTED_ACTION, payload } }];
   });
 }
@@ -123,9 +131,11 @@ function valueForm(
   interactionId: string,
   call: SuspendedToolCall,
   support: InteractionSupport,
-): InteractionRequestInput {
+): InteractionRequestInput | undefined {
   const style = styleWithin(support);
   const field = fieldFor(call, support);
+  // A platform that shows no field this answer fits gets no form: the text reply decides the call.
+  if (!field) return undefined;
   return {
     interaction_id: interactionId,
     kind: "form",
@@ -157,10 +167,8 @@ function fieldFor(call: SuspendedToolCall, support: InteractionSupport) {
       options: (schema.enum as string[]).map((value) => ({ value, label: clip(value, 512) })),
     };
   if ((wanted === "number" || wanted === "boolean") && shown(wanted)) return { ...base, type: wanted };
-  return {
-    ...base,
-    type: wanted === "json" && shown("textarea") ? ("textarea" as const) : ("text" as const),
-  };
+  if (wanted === "json" && shown("textarea")) return { ...base, type: "textarea" as const };
+  return shown("text") ? { ...base, type: "text" as const } : undefined;
 }
 
 type WantedType = "select" | "number" | "boolean" | "string" | "json";
