@@ -5,8 +5,8 @@ import { binding, collect, createTestHost, message, RUNNER_ID, typesOf } from ".
 /**
  * The runs every way of attaching a Keel runner must carry the same: a host-proxied model and tool call with
  * streamed deltas, an artifact, a suspension kept in its conversation's state and resumed by a second event
- * (two conversations of one binding independently), a cancel and a
- * passed deadline. `attach` connects the host to a runner serving HOST_RUNNER_CONFIG.
+ * (two conversations of one binding independently), the same suspension asked and answered as an interaction, a
+ * cancel and a passed deadline. `attach` connects the host to a runner serving HOST_RUNNER_CONFIG.
  */
 export function describeHostRunnerScenarios(
   name: string,
@@ -126,6 +126,28 @@ export function describeHostRunnerScenarios(
       expect(completed?.data).toMatchObject({ tool_name: "delete_all", error: expect.any(String) });
       expect(typesOf(denied).at(-1)).toBe("run.completed");
       expect(await test.stores.state.get(keyOf("conversation-b"), "keel.suspended_run_id")).toBeNull();
+    });
+
+    it("asks a suspension's decision as an interaction where the platform shows them; the answer resumes it", async () => {
+      const conversation = "conversation-ask";
+      const event = message("delete everything", conversation);
+      const shown = {
+        ...event,
+        delivery: { ...event.delivery!, interactions: { field_types: ["text"], supports_updates: false } },
+      };
+      const first = await collect(test.host.run(shown, binding()));
+      expect(typesOf(first)).toEqual(["state.updated", "action.requested", "run.failed"]);
+      const waiting = test.host.pendingInteractions().filter((pending) => pending.runId === first[0]!.run_id);
+      expect(waiting.map((pending) => pending.request.kind)).toEqual(["confirmation"]);
+      const id = waiting[0]!.request.interaction_id;
+      const answered = await collect(
+        test.host.submitInteraction(RUNNER_ID, { interaction_id: id, action_id: "approve", values: {} }),
+      );
+      expect(answered.find((result) => result.type === "tool.call.completed")!.data).toMatchObject({
+        tool_name: "delete_all",
+        result: { deleted: 3 },
+      });
+      expect(typesOf(answered).at(-1)).toBe("run.completed");
     });
 
     it("steers a message sent mid-run into the run before its next model call", async () => {

@@ -65,7 +65,7 @@ export class HostTestModel implements LanguageModel {
       await new Promise((resolve) => request.signal?.addEventListener("abort", resolve, { once: true }));
       return;
     } else {
-      const tool = ["lookup", "report", "delete", "pause"].find((word) => text.includes(word));
+      const tool = ["lookup", "report", "delete", "pause", "ask_city"].find((word) => text.includes(word));
       if (tool) {
         yield {
           type: "tool-call",

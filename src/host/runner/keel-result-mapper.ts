@@ -3,6 +3,7 @@ import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import type { StateScope } from "../wire/run-context.js";
 import { RUN_FAILURE_CODES, type RunResultBody } from "../wire/run-result.js";
 import { type ArtifactFileSender, artifactResult } from "./artifact-result.js";
+import { type InteractionSupport, suspensionInteractions } from "./suspension-interactions.js";
 
 /** The host-state key under which a suspended Keel run waits for the event that resumes it. */
 export const SUSPENDED_RUN_KEY = "keel.suspended_run_id";
@@ -20,18 +21,23 @@ export class KeelResultMapper {
   private readonly resumedRunId: string | undefined;
   private readonly suspensionScope: StateScope;
   private readonly sendFile: ArtifactFileSender | undefined;
+  private readonly interactions: InteractionSupport | undefined;
 
   /**
    * `suspensionScope`: the host-state scope that keeps a suspended run's id; `conversation` by default.
    * `sendFile`: how a large artifact reaches the host; without it, such an artifact goes as metadata alone.
+   * `interactions`: what the platform can show, when it shows interactions; a suspension then asks about each
+   * waiting call with one.
    */
   constructor(options: {
     streaming: boolean;
     resumedRunId?: string;
     suspensionScope?: StateScope;
     sendFile?: ArtifactFileSender;
+    interactions?: InteractionSupport;
   }) {
     this.sendFile = options.sendFile;
+    this.interactions = options.interactions;
     this.streaming = options.streaming;
     this.resumedRunId = options.resumedRunId;
     this.suspensionScope = options.suspensionScope ?? "conversation";
@@ -89,6 +95,9 @@ export class KeelResultMapper {
           type: "state.updated",
           data: { scope: this.suspensionScope, key: SUSPENDED_RUN_KEY, value: result.runId },
         },
+        ...(this.interactions
+          ? suspensionInteractions(result.runId, result.pendingToolCalls, this.interactions)
+          : []),
         {
           type: "run.failed",
           data: {

@@ -248,6 +248,20 @@ describe("Keel as a runner", () => {
     });
   });
 
+  it("answers an interaction it did not ask with runner.interaction_unknown, running nothing", async () => {
+    const { host, calls } = await setUp([]);
+    const results = await run(
+      host,
+      contextFor("run-9", {
+        event: { event_id: "e-9", event_type: "interaction.submitted", source: "host_adapter", data: {} },
+        input: { interaction: { interaction_id: "pick-colour", action_id: "ok", values: {} } },
+      }),
+    );
+    expect(typesOf(results)).toEqual(["run.failed"]);
+    expect(results[0]!.data).toMatchObject({ code: "runner.interaction_unknown", retryable: false });
+    expect(calls).toEqual([]);
+  });
+
   it("pulls steering before each model call when the host offers it; the model sees it as a user message", async () => {
     const { host, calls } = await setUp([{ text: "noted" }]);
     const pulls: Record<string, unknown>[] = [];

@@ -10,6 +10,7 @@ import type { RunStreamChunk } from "../../runtime/stream-chunk.js";
 import type { ActionChannel, ActionContext } from "../transport/action-channel.js";
 import { sendFile } from "../transport/file-transfer.js";
 import { AgentApiError } from "../wire/api-error.js";
+import { INTERACTION_SUBMITTED_EVENT } from "../wire/interaction.js";
 import { partsOfWireChunk, toWireFunctions, toWireMessages } from "../wire/llm-messages.js";
 import {
   type AgentRunnerManifest,
@@ -34,6 +35,7 @@ import { manifestForProfile, profileCarriesResult, type WireProfile } from "../w
 import { HostRunApi } from "./host-run-api.js";
 import { KeelResultMapper, SUSPENDED_RUN_KEY } from "./keel-result-mapper.js";
 import { ResultQueue } from "./result-queue.js";
+import { interactionSupportOf, submittedInteraction } from "./suspension-interactions.js";
 
 /**
  * The actions a runtime answers for its host. `cancel_agent_run` is Keel's: the first text names no cancel call.
@@ -72,7 +74,8 @@ const DENY = /^\s*(deny|denied|no|n|reject|refuse)\s*[.!]?\s*$/i;
  * `llm.provider: "host"` model and its `host_tool` tools go through the run's API proxy. A run that suspends for a
  * decision ends `run.failed {code: "runner.suspended"}` with its Keel run id in the host's state of the run's
  * conversation, and the next event of that conversation decides it ("approve" / "deny", or
- * `event.data.decisions`).
+ * `event.data.decisions`). Where the platform shows interactions, the suspension also asks about each waiting
+ * call with one, and the run that carries the answer (`interaction.submitted`) resumes it.
  */
 export class KeelRunner {
   private readonly runtime: Runtime;
@@ -226,9 +229,24 @@ export class KeelRunner {
     const streaming = context.delivery.supports_streaming;
     const scope = suspensionScopeOf(context);
     const waiting = context.state[scope][SUSPENDED_RUN_KEY];
+    // Where the platform shows interactions, a suspension asks with them; the text reply still works beside them.
+    const interactions = interactionSupportOf(context.delivery);
     let chunks: AsyncIterable<RunStreamChunk> | undefined;
     let resumedRunId: string | undefined;
-    if (typeof waiting === "string" && waiting.length > 0) {
+    if (context.event.event_type === INTERACTION_SUBMITTED_EVENT || context.input.interaction != null) {
+      const answered = await submittedInteraction({
+        interaction: context.input.interaction,
+        waiting: typeof waiting === "string" && waiting.length > 0 ? waiting : undefined,
+        getRun: (id) => this.runtime.getRun(id),
+        support: interactions,
+      });
+      if ("results" in answered) {
+        for (const body of answered.results) queue.push(body);
+        return;
+      }
+      resumedRunId = answered.resume.runId;
+      chunks = this.runtime.stream({ ...answered.resume, signal });
+    } else if (typeof waiting === "string" && waiting.length > 0) {
       resumedRunId = waiting;
       const decisions = await this.decisionsFor(waiting, context);
       if (decisions) chunks = this.runtime.stream({ runId: waiting, decisions, signal });
@@ -249,6 +267,7 @@ export class KeelRunner {
       streaming,
       suspensionScope: scope,
       ...(resumedRunId ? { resumedRunId } : {}),
+      ...(interactions ? { interactions } : {}),
       // A profile that drops artifacts must not send their files: the host would hold them for nothing.
       ...(profileCarriesResult({ type: "artifact.created" }, this.profile)
         ? { sendFile: (bytes, { extension }) => sendFile(channel, bytes, { extension, signal }) }
@@ -325,11 +344,14 @@ export class KeelRunner {
         stateful_session: true,
         // Messages the host steers into a run join it before its next model call.
         steering: true,
+        // A suspended run asks its decisions as the host's interactions where the platform shows them.
+        interactions: true,
       },
       permissions: {
         models: hostModel ? ["invoke", "stream"] : [],
         tools: hostTools ? ["detail", "call"] : [],
         knowledge_bases: hostKnowledge ? ["retrieve"] : [],
+        interactions: ["request"],
       },
       metadata: { runtime: "keel", agent_id: agent.id },
     });
