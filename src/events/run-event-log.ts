@@ -83,11 +83,15 @@ export class RunEventLog {
     if (this.events.length >= this.spillAt) this.startSpill();
   }
 
-  emit(kind: string, payload: Record<string, unknown>): RuntimeEvent {
+  /**
+   * `timestampMs` lets a caller that emits two events in one synchronous stretch give the second the first's
+   * time: a clock read costs about as much as the rest of an event, and the two would read the same millisecond.
+   */
+  emit(kind: string, payload: Record<string, unknown>, timestampMs: number = Date.now()): RuntimeEvent {
     const event = new RuntimeEvent(
       kind,
       hasSecrets() ? redactErrorFields(payload) : payload,
-      Date.now(),
+      timestampMs,
       this.runId,
       this.sessionId,
       this.agentId,

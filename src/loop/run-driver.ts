@@ -1,5 +1,7 @@
 // One class on purpose: the driver is the single place every model and tool call passes through.
 
+// The module's `performance`, not the global one: in Node 20 the global is a getter, read per call.
+import { performance } from "node:perf_hooks";
 import type { ModelResponse, Phase, ToolCallState } from "../contracts/hook.js";
 import type { ModelOutputSchema, ModelRequest, ModelStreamPart } from "../contracts/language-model.js";
 import type { Message, ToolCall } from "../contracts/message.js";
@@ -242,9 +244,11 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
     this.stepStartLength = this.ctx.transcript.length;
     this.lastText = "";
     this.stepCalls = EMPTY_CALLS;
-    this.log.emit("step.started", { step });
+    const started = this.log.emit("step.started", { step });
     const timeoutMs = this.limits.stepTimeoutMs;
-    this.stepDeadline = timeoutMs > 0 ? deadlines.add(timeoutMs, this.onStepTimeout) : null;
+    // The step's time limit runs from its event's time: one clock read for both.
+    this.stepDeadline =
+      timeoutMs > 0 ? deadlines.addAt(started.timestampMs + timeoutMs, this.onStepTimeout) : null;
     const hooks = this.agent.hooks;
     if (hooks.stepStart.length > 0) return hooks.run("stepStart", this.hookContext("stepStart"));
     return undefined;
@@ -419,15 +423,20 @@ export class RunDriver implements PatternDriver, RunProgress, ToolCallHost, RunD
 
   modelCallEnded(response: ModelResponse, startedAt: number): ModelResponse {
     this.stepCalls = response.toolCalls;
-    this.log.emit("llm.finished", {
+    const finished = this.log.emit("llm.finished", {
       model: response.model,
       usage: response.usage,
       stopReason: response.stopReason,
       durationMs: performance.now() - startedAt,
     });
     const usage = this.ctx.usage;
-    // A copy: the run's totals go on changing after this event is logged.
-    this.log.emit("usage.updated", { usage: { ...usage, costBreakdown: { ...usage.costBreakdown } } });
+    // A copy: the run's totals go on changing after this event is logged. Emitted in the same synchronous
+    // stretch as `llm.finished`, so it carries that event's time rather than reading the clock again.
+    this.log.emit(
+      "usage.updated",
+      { usage: { ...usage, costBreakdown: { ...usage.costBreakdown } } },
+      finished.timestampMs,
+    );
     if (this.budget.active) this.budget.check(this.step);
     return response;
   }

@@ -1,3 +1,5 @@
+// The module's `performance`, not the global one: in Node 20 the global is a getter, read per call.
+import { performance } from "node:perf_hooks";
 import type { ToolCallState } from "../contracts/hook.js";
 import type { ResumeMode } from "../contracts/run-types.js";
 import {

@@ -28,6 +28,7 @@ import { storeAsJson } from "../sessions/store-as-json.js";
 import { StoreOutage } from "../sessions/store-outage.js";
 import { waitOutStoreOutages } from "../sessions/wait-out-store-outages.js";
 import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
+import { isoNow } from "../util/iso-now.js";
 
 export interface ExecuteRequestInput {
   agent: ResolvedAgent;
@@ -359,7 +360,7 @@ async function storeWaiting(input: ExecuteRequestInput, record: RunRecord, resul
   record.stopReason = result.stopReason;
   record.termination = result.termination;
   record.pendingToolCalls = result.pendingToolCalls;
-  record.updatedAt = new Date().toISOString();
+  record.updatedAt = isoNow();
   record.lastSequence = input.log.lastSequence;
   try {
     await storeAsJson({
@@ -421,7 +422,7 @@ async function storeFinished(
   record.stopReason = result.stopReason;
   record.termination = result.termination;
   record.pendingToolCalls = result.pendingToolCalls;
-  record.updatedAt = new Date().toISOString();
+  record.updatedAt = isoNow();
   record.lastSequence = log.lastSequence;
   // The store still holds the run as `running` at its latest checkpoint: left so, the run can be resumed.
   if (storeWentAway(result)) return result;
@@ -547,7 +548,7 @@ export function newRunRecord(run: {
   sessionId: string;
   inputText?: string;
 }): RunRecord {
-  const now = new Date().toISOString();
+  const now = isoNow();
   const { runId, agentId, sessionId, inputText } = run;
   return {
     runId,

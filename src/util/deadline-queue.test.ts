@@ -33,6 +33,24 @@ describe("DeadlineQueue", () => {
     expect(queue.size).toBe(0);
   });
 
+  it("takes an absolute clock time with addAt, ordered with add's deadlines", () => {
+    const queue = new DeadlineQueue();
+    const fired: string[] = [];
+    const now = Date.now();
+    queue.add(200, () => fired.push("add"));
+    queue.addAt(now + 100, () => fired.push("at"));
+    queue.addAt(now + 150, () => fired.push("cancelled")).cancel();
+    expect(queue.size).toBe(2);
+
+    vi.advanceTimersByTime(99);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual(["at"]);
+    vi.advanceTimersByTime(100);
+    expect(fired).toEqual(["at", "add"]);
+    expect(queue.size).toBe(0);
+  });
+
   it("fires a deadline once", () => {
     const queue = new DeadlineQueue();
     const fire = vi.fn();

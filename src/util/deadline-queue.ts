@@ -43,9 +43,16 @@ export class DeadlineQueue {
    * deadline fires or is cancelled.
    */
   add(delayMs: number, fire: () => void, options?: { keepAlive?: boolean }): Deadline {
-    const keepAlive = options?.keepAlive === true;
+    return this.addAt(Date.now() + delayMs, fire, options?.keepAlive === true);
+  }
+
+  /**
+   * Call `fire` at `at` (a `Date.now()` time) unless cancelled first: for a caller that has just read the clock
+   * (a run's step deadline starts at its `step.started` event's time), so it is not read twice.
+   */
+  addAt(at: number, fire: () => void, keepAlive = false): Deadline {
     // Made at its final shape, without an options object: a run makes one per step and per tool call.
-    const entry = new Entry(this, Date.now() + delayMs, fire);
+    const entry = new Entry(this, at, fire);
     entry.keepAlive = keepAlive;
     this.push(entry);
     if (keepAlive && this.keepAliveCount++ === 0) this.timer?.ref();
