@@ -2,6 +2,7 @@ import type { Message } from "../contracts/message.js";
 import type { RunRecord, RunStatus } from "../contracts/run-types.js";
 import type { RuntimeEvent } from "../contracts/runtime-event.js";
 import { FinishedEventLog } from "./finished-event-log.js";
+import { NodeQueue, type QueueNode } from "./node-queue.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "./session-lock.js";
 import type {
   CheckpointCommit,
@@ -47,13 +48,28 @@ export interface InMemorySessionManagerOptions {
   generatedSessionTtlMs?: number;
 }
 
-/** What a run leaves besides its record: its event log (in columns once the run is done) and its transcript. */
-interface RunLog {
+/** A run's record, queued among the finished runs once it is done. */
+interface RunSlot extends QueueNode<RunSlot> {
+  record: RunRecord;
+}
+
+/**
+ * What a run leaves besides its record: its event log (in columns once the run is done) and its transcript. Queued
+ * among the droppable logs while it may be dropped.
+ */
+interface RunLog extends QueueNode<RunLog> {
+  readonly runId: string;
   events: RuntimeEvent[] | FinishedEventLog | null;
   messages: Message[] | null;
 }
 
-interface SessionData {
+/** Queued among the idle sessions while nothing pins it. */
+interface SessionData extends QueueNode<SessionData> {
+  readonly sessionId: string;
+  /** When it became idle (`Date.now()`), if it is. */
+  idleSince: number;
+  /** Its place among the idle generated sessions; made the first time a generated session idles. */
+  generatedIdle: GeneratedIdle | null;
   state: Record<string, unknown>;
   /** Made up by the runtime for a request that named no session: nobody can name it but the run's caller. */
   generated: boolean;
@@ -61,6 +77,10 @@ interface SessionData {
   readonly artifacts: SessionArtifact[];
   /** Map order is insertion order, which is what `listCheckpoints` reports. Made on the first checkpoint. */
   checkpoints: Map<string, SessionCheckpoint> | null;
+}
+
+interface GeneratedIdle extends QueueNode<GeneratedIdle> {
+  readonly data: SessionData;
 }
 
 /**
@@ -74,21 +94,22 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   private readonly lock = new SessionLock();
   private readonly queueSize: number;
   private readonly sessions = new Map<string, SessionData>();
-  private readonly runs = new Map<string, RunRecord>();
+  private readonly runs = new Map<string, RunSlot>();
   private readonly logs = new Map<string, RunLog>();
 
-  // Retention is kept in ordered maps (insertion order, O(1) delete) so that dropping the oldest candidate never
-  // scans what cannot be dropped: with ten thousand runs waiting, a scan per finished run is quadratic.
-  /** Runs with a log that may be dropped (finished, or never recorded), oldest first. */
-  private readonly droppableLogs = new Map<string, true>();
+  // Retention is kept in queues threaded through the stored entries (O(1) to join, leave and find the oldest) so
+  // that dropping the oldest candidate never scans what cannot be dropped: with ten thousand runs waiting, a scan
+  // per finished run is quadratic.
+  /** Logs that may be dropped (their run finished, or was never recorded), oldest first. */
+  private readonly droppableLogs = new NodeQueue<RunLog>();
   /** Finished runs, in the order they finished. */
-  private readonly finishedRuns = new Map<string, true>();
+  private readonly finishedRuns = new NodeQueue<RunSlot>();
   /** Per session: open scopes plus recorded runs that may still go on. A pinned session is never dropped. */
   private readonly pins = new Map<string, number>();
-  /** Unpinned sessions, idle longest first, with the time they became idle. */
-  private readonly idleSessions = new Map<string, number>();
+  /** Stored, unpinned sessions, idle longest first. */
+  private readonly idleSessions = new NodeQueue<SessionData>();
   /** The generated ones among them, for their time to live. */
-  private readonly idleGenerated = new Map<string, number>();
+  private readonly idleGenerated = new NodeQueue<GeneratedIdle>();
 
   private readonly maxRunLogs: number;
   private readonly maxRuns: number;
@@ -226,24 +247,28 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   /** Insert or replace a run record (stored as a copy). */
   async saveRun(record: RunRecord): Promise<void> {
     const { runId } = record;
-    const before = this.runs.get(runId);
-    this.runs.set(runId, copyRunRecord(record));
+    let slot = this.runs.get(runId);
+    const before = slot?.record;
+    if (slot === undefined) {
+      slot = { record: copyRunRecord(record), prev: null, next: null, queued: false };
+      this.runs.set(runId, slot);
+    } else slot.record = copyRunRecord(record);
     const wasOpen = before !== undefined && before.status !== "done";
     const open = record.status !== "done";
     if (wasOpen !== open || (wasOpen && before.sessionId !== record.sessionId)) {
       if (wasOpen) this.pin(before.sessionId, -1);
       if (open) this.pin(record.sessionId, 1);
     }
+    const runLog = this.logs.get(runId);
     if (open) {
-      this.finishedRuns.delete(runId);
-      this.droppableLogs.delete(runId);
+      this.finishedRuns.remove(slot);
+      if (runLog !== undefined) this.droppableLogs.remove(runLog);
       return;
     }
-    if (!this.finishedRuns.has(runId)) this.finishedRuns.set(runId, true);
-    const runLog = this.logs.get(runId);
+    if (!slot.queued) this.finishedRuns.push(slot);
     if (runLog !== undefined) {
       compactEvents(runLog);
-      if (!this.droppableLogs.has(runId)) this.droppableLogs.set(runId, true);
+      if (!runLog.queued) this.droppableLogs.push(runLog);
     }
     this.trimRuns();
     this.trimLogs();
@@ -251,15 +276,15 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** A copy of the run record, or null. */
   async getRun(runId: string): Promise<RunRecord | null> {
-    const record = this.runs.get(runId);
-    return record === undefined ? null : copyRunRecord(record);
+    const slot = this.runs.get(runId);
+    return slot === undefined ? null : copyRunRecord(slot.record);
   }
 
   /** Copies of the run records matching the filter, in the order runs were first saved. */
   async listRuns(filter: { sessionId?: string; status?: RunStatus } = {}): Promise<RunRecord[]> {
     const { sessionId, status } = filter;
     const matching: RunRecord[] = [];
-    for (const record of this.runs.values()) {
+    for (const { record } of this.runs.values()) {
       if (sessionId !== undefined && record.sessionId !== sessionId) continue;
       if (status !== undefined && record.status !== status) continue;
       matching.push(copyRunRecord(record));
@@ -271,9 +296,8 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     const runLog = this.logs.get(runId);
     if (runLog === undefined) {
-      const added: RunLog = { events: events.slice(), messages: null };
-      this.addLog(runId, added);
-      if (this.runs.get(runId)?.status === "done") compactEvents(added);
+      const added = this.addLog(runId, events.slice(), null);
+      if (this.runs.get(runId)?.record.status === "done") compactEvents(added);
       return;
     }
     let log = runLog.events;
@@ -288,7 +312,7 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
         if (event.sequence > last) log.push(event);
       }
     }
-    if (this.runs.get(runId)?.status === "done") compactEvents(runLog);
+    if (this.runs.get(runId)?.record.status === "done") compactEvents(runLog);
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */
@@ -308,7 +332,7 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
       checkTranscriptIndex(runId, fromIndex, 0);
       stored = [];
       if (runLog !== undefined) runLog.messages = stored;
-      else this.addLog(runId, { events: null, messages: stored });
+      else this.addLog(runId, null, stored);
     }
     checkTranscriptIndex(runId, fromIndex, stored.length);
     stored.length = fromIndex;
@@ -344,87 +368,110 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   }
 
   /** A run's first log entry. A run that may still go on (waiting, running) keeps its log: resuming needs it. */
-  private addLog(runId: string, log: RunLog): void {
+  private addLog(runId: string, events: RuntimeEvent[] | null, messages: Message[] | null): RunLog {
+    const log: RunLog = { runId, events, messages, prev: null, next: null, queued: false };
     this.logs.set(runId, log);
-    const status = this.runs.get(runId)?.status;
-    if (status === undefined || status === "done") this.droppableLogs.set(runId, true);
+    const status = this.runs.get(runId)?.record.status;
+    if (status === undefined || status === "done") this.droppableLogs.push(log);
     this.trimLogs();
+    return log;
   }
 
   /** Drop the oldest droppable logs until no more than `maxRunLogs` are kept, or none is droppable. */
   private trimLogs(): void {
     while (this.logs.size > this.maxRunLogs) {
-      const oldest = first(this.droppableLogs);
-      if (oldest === undefined) return;
-      this.droppableLogs.delete(oldest);
-      this.logs.delete(oldest);
+      const oldest = this.droppableLogs.first;
+      if (oldest === null) return;
+      this.droppableLogs.remove(oldest);
+      this.logs.delete(oldest.runId);
     }
   }
 
   /** Drop the records (and logs) of the runs that finished first until no more than `maxRuns` are kept. */
   private trimRuns(): void {
     while (this.runs.size > this.maxRuns) {
-      const oldest = first(this.finishedRuns);
-      if (oldest === undefined) return;
-      this.finishedRuns.delete(oldest);
-      this.runs.delete(oldest);
-      this.droppableLogs.delete(oldest);
-      this.logs.delete(oldest);
+      const oldest = this.finishedRuns.first;
+      if (oldest === null) return;
+      const { runId } = oldest.record;
+      this.finishedRuns.remove(oldest);
+      this.runs.delete(runId);
+      const log = this.logs.get(runId);
+      if (log === undefined) continue;
+      this.droppableLogs.remove(log);
+      this.logs.delete(runId);
     }
   }
 
   /** Count a scope or an open run on the session; at zero it becomes idle and may be dropped. */
   private pin(sessionId: string, by: 1 | -1): void {
     const pins = (this.pins.get(sessionId) ?? 0) + by;
+    const data = this.sessions.get(sessionId);
     if (pins > 0) {
       this.pins.set(sessionId, pins);
-      this.idleSessions.delete(sessionId);
-      this.idleGenerated.delete(sessionId);
+      if (data !== undefined) this.notIdle(data);
       return;
     }
     this.pins.delete(sessionId);
-    if (this.sessions.has(sessionId)) this.markIdle(sessionId);
+    if (data !== undefined) this.markIdle(data);
   }
 
-  /** `sessionId` idles from now on; `keep` is left alone however many sessions there are (it is being written). */
-  private markIdle(sessionId: string, keep?: string): void {
+  /** The session idles from now on; `keep` is left alone however many sessions there are (it is being written). */
+  private markIdle(data: SessionData, keep?: string): void {
     const now = Date.now();
-    this.idleSessions.delete(sessionId);
-    this.idleSessions.set(sessionId, now);
-    if (this.sessions.get(sessionId)?.generated === true) {
-      this.idleGenerated.delete(sessionId);
-      this.idleGenerated.set(sessionId, now);
+    data.idleSince = now;
+    this.idleSessions.push(data);
+    if (data.generated) {
+      if (data.generatedIdle === null) data.generatedIdle = { data, prev: null, next: null, queued: false };
+      this.idleGenerated.push(data.generatedIdle);
     }
     this.trimSessions(now, keep);
+  }
+
+  private notIdle(data: SessionData): void {
+    this.idleSessions.remove(data);
+    if (data.generatedIdle !== null) this.idleGenerated.remove(data.generatedIdle);
   }
 
   /** Drop generated sessions idle past their time to live, then the idlest until `maxSessions` are kept. */
   private trimSessions(now: number, keep: string | undefined): void {
     for (;;) {
-      const oldest = first(this.idleGenerated);
-      if (oldest === undefined || oldest === keep) break;
-      if (now - (this.idleGenerated.get(oldest) as number) < this.generatedSessionTtlMs) break;
-      this.dropSession(oldest);
+      const oldest = this.idleGenerated.first?.data;
+      if (oldest === undefined || oldest.sessionId === keep) break;
+      if (now - oldest.idleSince < this.generatedSessionTtlMs) break;
+      this.dropSession(oldest.sessionId);
     }
     while (this.sessions.size > this.maxSessions) {
-      const idlest = first(this.idleSessions);
-      if (idlest === undefined || idlest === keep) return;
-      this.dropSession(idlest);
+      const idlest = this.idleSessions.first;
+      if (idlest === null || idlest.sessionId === keep) return;
+      this.dropSession(idlest.sessionId);
     }
   }
 
   private dropSession(sessionId: string): void {
+    const data = this.sessions.get(sessionId);
+    if (data === undefined) return;
     this.sessions.delete(sessionId);
-    this.idleSessions.delete(sessionId);
-    this.idleGenerated.delete(sessionId);
+    this.notIdle(data);
   }
 
   private data(sessionId: string): SessionData {
     let data = this.sessions.get(sessionId);
     if (data === undefined) {
-      data = { state: {}, generated: false, messages: [], artifacts: [], checkpoints: null };
+      data = {
+        sessionId,
+        state: {},
+        generated: false,
+        messages: [],
+        artifacts: [],
+        checkpoints: null,
+        idleSince: 0,
+        generatedIdle: null,
+        prev: null,
+        next: null,
+        queued: false,
+      };
       this.sessions.set(sessionId, data);
-      if (!this.pins.has(sessionId)) this.markIdle(sessionId, sessionId);
+      if (!this.pins.has(sessionId)) this.markIdle(data, sessionId);
     }
     return data;
   }
@@ -435,10 +482,4 @@ function compactEvents(runLog: RunLog): void {
   const events = runLog.events;
   if (events === null || events instanceof FinishedEventLog) return;
   runLog.events = FinishedEventLog.of(events) ?? events;
-}
-
-/** The first key of an ordered map, without copying it. */
-function first(map: Map<string, unknown>): string | undefined {
-  for (const key of map.keys()) return key;
-  return undefined;
 }
