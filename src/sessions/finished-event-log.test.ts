@@ -48,6 +48,24 @@ describe("FinishedEventLog", () => {
     expect(FinishedEventLog.of(twoRuns)).toBeNull();
     expect(FinishedEventLog.of([])).toBeNull();
   });
+
+  it("gives each log its own kinds whatever the log before had (same length, differing at the end or start)", () => {
+    const kindLists = [
+      ["run.started", "step.started", "run.finished"],
+      ["run.started", "step.started", "run.finished"],
+      ["run.started", "step.started", "run.failed"],
+      ["run.resumed", "step.started", "run.failed"],
+      ["run.started", "step.started", "run.finished"],
+      ["run.started", "step.started"],
+    ];
+    for (const [index, kinds] of kindLists.entries()) {
+      const events = eventsOf(`run-${index}`, kinds);
+      if (index === 3) expect(FinishedEventLog.of([...events, ...eventsOf("other", ["x"], 4)])).toBeNull();
+      const log = FinishedEventLog.of(events)!;
+      expect(log.events().map((event) => event.kind)).toEqual(kinds);
+      expect(log.events()).toEqual(events);
+    }
+  });
 });
 
 describe("InMemorySessionManager with finished runs", () => {

@@ -37,7 +37,9 @@ export class FinishedEventLog {
     if (count === 0) return null;
     const first = events[0] as RuntimeEvent;
     const { runId, sessionId, agentId } = first;
-    const kinds = new Array<string>(count);
+    // Most logs have the kinds of the one before: compared while reading, they need no array of their own.
+    const last = lastKinds;
+    let sameAsLast = last !== null && last.length === count;
     const times = new Array<number>(count);
     const payloads = new Array<Record<string, unknown>>(count);
     for (let index = 0; index < count; index++) {
@@ -50,11 +52,13 @@ export class FinishedEventLog {
         event.constructor !== RuntimeEvent
       )
         return null;
-      kinds[index] = event.kind;
+      if (sameAsLast && (last as readonly string[])[index] !== event.kind) sameAsLast = false;
       times[index] = event.timestampMs;
       payloads[index] = event.payload;
     }
-    return new FinishedEventLog(first, { kinds: sharedKinds(kinds), times, payloads });
+    const kinds = sameAsLast ? (last as readonly string[]) : sharedKinds(events.map(kindOf));
+    lastKinds = kinds;
+    return new FinishedEventLog(first, { kinds, times, payloads });
   }
 
   get length(): number {
@@ -94,6 +98,10 @@ export class FinishedEventLog {
  */
 const recentKinds: (readonly string[])[] = [];
 const RECENT_KIND_LISTS = 8;
+/** The kinds of the last log put in columns (one of `recentKinds`). */
+let lastKinds: readonly string[] | null = null;
+
+const kindOf = (event: RuntimeEvent): string => event.kind;
 
 function sharedKinds(kinds: string[]): readonly string[] {
   for (const known of recentKinds) if (sameKinds(known, kinds)) return known;
