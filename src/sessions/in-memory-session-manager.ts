@@ -405,13 +405,17 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   /** Count a scope or an open run on the session; at zero it becomes idle and may be dropped. */
   private pin(sessionId: string, by: 1 | -1): void {
     const pins = (this.pins.get(sessionId) ?? 0) + by;
-    const data = this.sessions.get(sessionId);
     if (pins > 0) {
       this.pins.set(sessionId, pins);
-      if (data !== undefined) this.notIdle(data);
+      // Only the first pin can find the session idle: a pinned session never is.
+      if (pins === 1 && by === 1) {
+        const data = this.sessions.get(sessionId);
+        if (data !== undefined) this.notIdle(data);
+      }
       return;
     }
     this.pins.delete(sessionId);
+    const data = this.sessions.get(sessionId);
     if (data !== undefined) this.markIdle(data);
   }
 
