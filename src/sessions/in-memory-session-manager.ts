@@ -296,8 +296,7 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     const runLog = this.logs.get(runId);
     if (runLog === undefined) {
-      const added = this.addLog(runId, events.slice(), null);
-      if (this.runs.get(runId)?.record.status === "done") compactEvents(added);
+      this.addLog(runId, events.slice(), null);
       return;
     }
     let log = runLog.events;
@@ -367,14 +366,17 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
     this.idleGenerated.clear();
   }
 
-  /** A run's first log entry. A run that may still go on (waiting, running) keeps its log: resuming needs it. */
-  private addLog(runId: string, events: RuntimeEvent[] | null, messages: Message[] | null): RunLog {
+  /**
+   * A run's first log entry. A run that may still go on (waiting, running) keeps its log: resuming needs it. A done
+   * run's events go into columns at once.
+   */
+  private addLog(runId: string, events: RuntimeEvent[] | null, messages: Message[] | null): void {
     const log: RunLog = { runId, events, messages, prev: null, next: null, queued: false };
     this.logs.set(runId, log);
     const status = this.runs.get(runId)?.record.status;
     if (status === undefined || status === "done") this.droppableLogs.push(log);
+    if (status === "done") compactEvents(log);
     this.trimLogs();
-    return log;
   }
 
   /** Drop the oldest droppable logs until no more than `maxRunLogs` are kept, or none is droppable. */
