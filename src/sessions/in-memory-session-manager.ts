@@ -359,11 +359,12 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
     this.sessions.clear();
     this.runs.clear();
     this.logs.clear();
-    this.droppableLogs.clear();
-    this.finishedRuns.clear();
+    // The maps held the only way to the queued entries, so none of them is pushed or removed again.
+    this.droppableLogs.forget();
+    this.finishedRuns.forget();
     this.pins.clear();
-    this.idleSessions.clear();
-    this.idleGenerated.clear();
+    this.idleSessions.forget();
+    this.idleGenerated.forget();
   }
 
   /**

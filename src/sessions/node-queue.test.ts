@@ -56,15 +56,15 @@ describe("NodeQueue", () => {
     expect(d.next).toBeNull();
   });
 
-  it("clears every node so they can join again", () => {
+  it("forgets its nodes without touching them", () => {
     const queue = new NodeQueue<Item>();
-    const [a, b] = [item("a"), item("b")];
+    const [a, b, c] = [item("a"), item("b"), item("c")];
     queue.push(a);
     queue.push(b);
-    queue.clear();
+    queue.forget();
     expect(queue.first).toBeNull();
-    expect([a.queued, a.next, b.queued, b.prev]).toEqual([false, null, false, null]);
-    queue.push(b);
-    expect(names(queue)).toEqual(["b"]);
+    expect([a.queued, a.next]).toEqual([true, b]);
+    queue.push(c);
+    expect(names(queue)).toEqual(["c"]);
   });
 });
