@@ -1,5 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
-import { type Context, type ContextManager, context, ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import { context, trace } from "@opentelemetry/api";
 import { afterEach, describe, expect, it } from "vitest";
 import { AppConfigSchema } from "../src/config/app-config-schema.js";
 import { createInMemoryTransportPair, serveKeelRunner } from "../src/host/index.js";
@@ -13,7 +12,7 @@ import {
   typesOf,
 } from "./support/host-scenario.js";
 import { langBotErrors } from "./support/langbot-schemas.js";
-import { memoryTracing } from "./support/otel-spans.js";
+import { AsyncLocalContextManager, memoryTracing } from "./support/otel-spans.js";
 
 /**
  * The host's trace crosses the host ↔ runner boundary: the host writes its W3C trace context into the run
@@ -129,35 +128,3 @@ describe("trace context from host to runner", () => {
     expect(contexts()[0]!.runtime).toMatchObject({ metadata: { traceparent: `00-${traceId}-${spanId}-01` } });
   });
 });
-
-/** The smallest context manager that follows async calls, so the test needs no OpenTelemetry package beyond the SDK. */
-class AsyncLocalContextManager implements ContextManager {
-  private readonly storage = new AsyncLocalStorage<Context>();
-
-  active(): Context {
-    return this.storage.getStore() ?? ROOT_CONTEXT;
-  }
-
-  // biome-ignore lint/complexity/useMaxParams: OpenTelemetry's ContextManager interface fixes this signature
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    active: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.storage.run(active, () => fn.call(thisArg, ...args));
-  }
-
-  bind<T>(_context: Context, target: T): T {
-    return target;
-  }
-
-  enable(): this {
-    return this;
-  }
-
-  disable(): this {
-    this.storage.disable();
-    return this;
-  }
-}
