@@ -7,13 +7,14 @@ import {
   ChannelBusyError,
   ChannelClosedError,
 } from "../transport/channel-errors.js";
+import { nowSeconds } from "../wire/now-seconds.js";
 import { type AgentRunResult, RUN_FAILURE_CODES } from "../wire/run-result.js";
 import type { AgentBinding, AgentEventEnvelope } from "./agent-binding.js";
 import type { HostStores } from "./host-stores.js";
 import type { PendingInteraction, PendingInteractions } from "./pending-interactions.js";
 import { ResultApplier } from "./result-applier.js";
 import { availableApisOf, buildRunContext, deadlineOf } from "./run-context-builder.js";
-import { nowSeconds, type RunLedger, type RunLedgerRecord } from "./run-ledger.js";
+import type { RunLedger, RunLedgerRecord } from "./run-ledger.js";
 import {
   computeRunGrant,
   type HostResourceIndex,

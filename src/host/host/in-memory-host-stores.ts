@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { nowSeconds } from "../wire/now-seconds.js";
 import type { JsonValue } from "../wire/run-result.js";
 import type {
   ArtifactRecord,
@@ -8,8 +9,6 @@ import type {
   HostStores,
   TranscriptRecord,
 } from "./host-stores.js";
-
-const now = () => Math.floor(Date.now() / 1000);
 
 /** An audit log that keeps its entries in memory, newest last. */
 export class InMemoryAuditLog implements AuditLog {
@@ -53,7 +52,7 @@ export function createInMemoryHostStores(): HostStores & { audit: InMemoryAuditL
     events: {
       append: async (record) => {
         const seq = ++eventSeq;
-        const stored: EventRecord = { ...record, seq, cursor: String(seq), created_at: now() };
+        const stored: EventRecord = { ...record, seq, cursor: String(seq), created_at: nowSeconds() };
         events.push(stored);
         return stored;
       },
@@ -79,7 +78,7 @@ export function createInMemoryHostStores(): HostStores & { audit: InMemoryAuditL
           transcript_id: randomUUID(),
           seq,
           cursor: String(seq),
-          created_at: now(),
+          created_at: nowSeconds(),
         };
         transcript.push(stored);
         return stored;
@@ -107,7 +106,7 @@ export function createInMemoryHostStores(): HostStores & { audit: InMemoryAuditL
     },
     artifacts: {
       register: async (record, content) => {
-        const stored: ArtifactRecord = { ...record, created_at: now() };
+        const stored: ArtifactRecord = { ...record, created_at: nowSeconds() };
         artifacts.set(record.artifact_id, content ? { record: stored, content } : { record: stored });
         return stored;
       },

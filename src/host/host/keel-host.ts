@@ -13,6 +13,7 @@ import type { MessageTransport } from "../transport/transport.js";
 import { createWebSocketTransport, openWebSocket } from "../transport/websocket-transport.js";
 import { AGENT_API_ERROR_CODES } from "../wire/api-error.js";
 import type { InteractionSubmissionInput } from "../wire/interaction.js";
+import { nowSeconds } from "../wire/now-seconds.js";
 import type { AgentRunResult } from "../wire/run-result.js";
 import {
   type AgentBindingInput,
@@ -369,7 +370,7 @@ export class KeelHost {
 
   /** The interactions waiting for the user's answer. */
   pendingInteractions(): PendingInteraction[] {
-    return this.interactions.list(Math.floor(Date.now() / 1000));
+    return this.interactions.list(nowSeconds());
   }
 
   /** Asks a run in flight to stop; it ends `run.failed {code: "cancelled"}`. False when no such run is in flight. */

@@ -10,6 +10,7 @@ import {
   MAX_INTERACTION_BYTES,
   MAX_INTERACTION_TTL_SECONDS,
 } from "../wire/interaction.js";
+import { nowSeconds } from "../wire/now-seconds.js";
 import { describeIssues } from "../wire/run-result.js";
 import type { AgentBinding, AgentEventEnvelope } from "./agent-binding.js";
 import type { HostStores } from "./host-stores.js";
@@ -120,7 +121,7 @@ export class PendingInteractions {
     runnerId: string,
     input: InteractionSubmissionInput,
   ): [AgentEventEnvelope, AgentBinding] {
-    const now = Math.floor(Date.now() / 1000);
+    const now = nowSeconds();
     const audit = (result: string, origin?: PendingInteraction, detail?: string) =>
       void stores.audit.record({
         at: Date.now(),

@@ -4,6 +4,7 @@ import { KeelError } from "../../errors/keel-error.js";
 import { importPg } from "../../stores/postgres/import-pg.js";
 import { quoteSchema } from "../../stores/postgres/migrations.js";
 import { withPgTransaction } from "../../stores/postgres/with-pg-transaction.js";
+import { nowSeconds } from "../wire/now-seconds.js";
 import type { JsonValue } from "../wire/run-result.js";
 import type { ArtifactRecord, AuditEntry, EventRecord, HostStores, TranscriptRecord } from "./host-stores.js";
 
@@ -42,7 +43,6 @@ CREATE INDEX IF NOT EXISTS host_events_thread ON host_events (conversation_id, t
 CREATE INDEX IF NOT EXISTS host_transcript_thread ON host_transcript (conversation_id, thread_id, seq);
 `;
 
-const now = () => Math.floor(Date.now() / 1000);
 /** One thread when the parameter is a thread id; the whole conversation when it is null. */
 const IN_THREAD = (parameter: string) => `(${parameter}::text IS NULL OR thread_id = ${parameter})`;
 
@@ -76,7 +76,7 @@ export async function createPostgresHostStores(options: {
   return {
     events: {
       append: async (record) => {
-        const created_at = now();
+        const created_at = nowSeconds();
         const [row] = await query<{ seq: string }>(
           `INSERT INTO ${table("host_events")} (event_id, conversation_id, thread_id, event_type, record, created_at)
            VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq`,
@@ -114,7 +114,7 @@ export async function createPostgresHostStores(options: {
     },
     transcript: {
       append: async (item) => {
-        const created_at = now();
+        const created_at = nowSeconds();
         const transcript_id = crypto.randomUUID();
         const [row] = await query<{ seq: string }>(
           `INSERT INTO ${table("host_transcript")} (conversation_id, thread_id, record, created_at)
@@ -155,7 +155,7 @@ export async function createPostgresHostStores(options: {
     },
     artifacts: {
       register: async (record, content) => {
-        const stored: ArtifactRecord = { ...record, created_at: now() };
+        const stored: ArtifactRecord = { ...record, created_at: nowSeconds() };
         await query(
           `INSERT INTO ${table("host_artifacts")} (artifact_id, record, content) VALUES ($1, $2, $3)
            ON CONFLICT (artifact_id) DO UPDATE SET record = EXCLUDED.record, content = EXCLUDED.content`,

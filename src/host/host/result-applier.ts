@@ -4,6 +4,7 @@ import { FILE_TRANSFER_ERROR_CODES, FileTransferError, receiveFiles } from "../t
 import { AgentApiError } from "../wire/api-error.js";
 import { INTERACTION_REQUESTED_ACTION } from "../wire/interaction.js";
 import type { AgentRunnerPermissions } from "../wire/manifest.js";
+import { nowSeconds } from "../wire/now-seconds.js";
 import { limitResultSize } from "../wire/result-size.js";
 import type { StateScope } from "../wire/run-context.js";
 import { type AgentRunResult, type Message, parseRunResult } from "../wire/run-result.js";
@@ -163,7 +164,7 @@ export class ResultApplier {
       kept = interactions.pending.request(
         result.data.payload,
         { runId, runnerId, binding: interactions.binding, event },
-        Math.floor(Date.now() / 1000),
+        nowSeconds(),
       );
     } catch (error) {
       const refused =

@@ -1,5 +1,6 @@
 import type { RunTraceContext } from "../../contracts/run-types.js";
 import type { AgentRunnerManifest } from "../wire/manifest.js";
+import { nowSeconds } from "../wire/now-seconds.js";
 import {
   type AgentRunContextInput,
   type AgentRunState,
@@ -66,7 +67,7 @@ export async function buildRunContext(options: {
     trigger: {
       type: event.event_type,
       source: triggerSource(event.source),
-      timestamp: event.event_time ?? Math.floor(Date.now() / 1000),
+      timestamp: event.event_time ?? nowSeconds(),
     },
     event: eventContextOf(event),
     conversation: conversationContextOf(event),

@@ -4,6 +4,7 @@
  * host writes it as runs go; a runner reads its own runs' records through the proxy (`run_get`, `run_list`,
  * `run_events_page`). Kept behind an interface so a deployment can keep it where it keeps the rest.
  */
+import { nowSeconds } from "../wire/now-seconds.js";
 
 export const RUN_STATUSES = ["created", "running", "completed", "failed", "cancelled", "timeout"] as const;
 export type RunLedgerStatus = (typeof RUN_STATUSES)[number];
@@ -176,8 +177,4 @@ export class InMemoryRunLedger implements RunLedger {
     if (options.direction === "backward") page = page.reverse();
     return { items: page.slice(0, options.limit), hasMore: page.length > options.limit, total: all.length };
   }
-}
-
-export function nowSeconds(): number {
-  return Math.floor(Date.now() / 1000);
 }

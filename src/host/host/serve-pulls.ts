@@ -1,6 +1,7 @@
 import { PROXY_ACTIONS } from "../runner/host-run-api.js";
 import type { ActionChannel } from "../transport/action-channel.js";
 import { AgentApiError, AGENT_API_ERROR_CODES as CODES } from "../wire/api-error.js";
+import { nowSeconds } from "../wire/now-seconds.js";
 import { MAX_STEERING_ITEMS_PER_PULL, type SteeringInputItem } from "../wire/steering-item.js";
 import type { AgentEventEnvelope } from "./agent-binding.js";
 import type { RunApiProxy } from "./run-api-proxy.js";
@@ -35,7 +36,7 @@ export function servePulls(proxy: RunApiProxy, channel: ActionChannel): void {
           ? Math.min((limit as number | null) ?? MAX_STEERING_ITEMS_PER_PULL, MAX_STEERING_ITEMS_PER_PULL)
           : 1;
       const taken = session.steering.splice(0, count);
-      const claimedAt = Math.floor(Date.now() / 1000);
+      const claimedAt = nowSeconds();
       // Taken is claimed: the input becomes part of this run's conversation, as its own event did.
       for (const { event } of taken) await session.control.recordInput(event);
       return { items: taken.map(({ item }) => ({ ...item, claimed_at: claimedAt })) };

@@ -1,6 +1,7 @@
 import { PROXY_ACTIONS } from "../runner/host-run-api.js";
 import type { ActionChannel } from "../transport/action-channel.js";
 import { AgentApiError, AGENT_API_ERROR_CODES as CODES } from "../wire/api-error.js";
+import { nowSeconds } from "../wire/now-seconds.js";
 import { parseRunResult } from "../wire/run-result.js";
 import { boundedLimit } from "./proxy-helpers.js";
 import type { Check, RunApiProxy } from "./run-api-proxy.js";
@@ -145,7 +146,7 @@ export function serveRunLedger(proxy: RunApiProxy, channel: ActionChannel, ledge
           type: applied.type,
           data: applied.data as Record<string, unknown>,
           usage: (applied.usage as Record<string, unknown> | undefined) ?? null,
-          created_at: applied.timestamp ?? Math.floor(Date.now() / 1000),
+          created_at: applied.timestamp ?? nowSeconds(),
           source: "append",
           metadata: {},
         })),
@@ -168,7 +169,7 @@ export function serveRunLedger(proxy: RunApiProxy, channel: ActionChannel, ledge
         (await ledger.update(session.runId, {
           status: status as RunLedgerRecord["status"],
           status_reason: reason,
-          finished_at: Math.floor(Date.now() / 1000),
+          finished_at: nowSeconds(),
         }))!,
       );
     },

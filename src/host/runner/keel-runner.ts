@@ -18,6 +18,7 @@ import {
   formatRunnerId,
   type ListedRunner,
 } from "../wire/manifest.js";
+import { nowSeconds } from "../wire/now-seconds.js";
 import { limitResultSize } from "../wire/result-size.js";
 import {
   type AgentRunContext,
@@ -144,7 +145,7 @@ export class KeelRunner {
         type: body.type,
         data: body.data as Record<string, unknown>,
         sequence: ++sequence,
-        timestamp: Math.floor(Date.now() / 1000),
+        timestamp: nowSeconds(),
         ...(body.usage ? { usage: body.usage } : {}),
       }).result;
     const fail = (code: string, error: string) =>
