@@ -99,6 +99,7 @@ const via = new Array(count);
 const queue = [start];
 parent[start] = -1;
 const skipNames = new Set(["store", "runId"]);
+const queueLinks = new Set(["prev", "next", "generatedIdle"]);
 // Shapes and code are shared by every run (made again only because the warm-up's went with their objects).
 const shared = (node) => {
   const type = nodeTypes[nodes[node * nf + typeAt]];
@@ -155,6 +156,8 @@ if (mode !== "parked") {
     for (let edge = firstEdge[node]; edge < firstEdge[node + 1]; edge += ef) {
       const type = edgeTypes[edges[edge + etAt]];
       if (type === "weak" || type === "shortcut") continue;
+      // The store's retention queues thread every run through `prev`/`next`: other runs, not this one's.
+      if (type === "property" && queueLinks.has(edgeLabel(edge))) continue;
       const to = edges[edge + toAt] / nf;
       if (parent[to] !== -2 || known.has(nodes[to * nf + idAt]) || shared(to)) continue;
       if (nodes[to * nf + sizeAt] > 16384) continue;
