@@ -29,6 +29,7 @@ function parse(stdout, runs) {
   const begin = lines.indexOf("A1-BEGIN");
   const end = lines.indexOf("A1-END");
   let allocated = 0;
+  let survived = 0;
   let pauseMs = 0;
   let collections = 0;
   let wallMs = Number.NaN;
@@ -42,12 +43,14 @@ function parse(stdout, runs) {
     const bytes = /\ballocated=(\d+)/.exec(line);
     if (bytes === null) continue;
     allocated += Number(bytes[1]);
+    survived += Number(/\bnew_space_survived=(\d+)/.exec(line)?.[1] ?? 0);
     if (!timed) continue;
     collections++;
     pauseMs += Number(/\bpause=([\d.]+)/.exec(line)?.[1] ?? 0);
   }
   return {
     bytesPerStep: allocated / (runs * STEPS_PER_RUN),
+    survivedBytesPerRun: survived / runs,
     collectionsPerRun: collections / runs,
     gcSharePercent: (100 * pauseMs) / wallMs,
   };
@@ -67,13 +70,14 @@ export async function a1Allocation({ quick, log }) {
       samples.push(figures);
       log(
         `  ${impl} rep ${rep + 1}/${reps}: ${Math.round(figures.bytesPerStep)} B/step, ` +
-          `GC ${figures.gcSharePercent.toFixed(1)} % of wall`,
+          `${Math.round(figures.survivedBytesPerRun)} B/run survived scavenges, GC ${figures.gcSharePercent.toFixed(1)} % of wall`,
       );
     }
     lines.push({
       scenario: "A1",
       impl,
       bytesPerStep: Math.round(median(samples.map((figures) => figures.bytesPerStep))),
+      survivedBytesPerRun: Math.round(median(samples.map((figures) => figures.survivedBytesPerRun))),
       collectionsPerRun: round(median(samples.map((figures) => figures.collectionsPerRun))),
       gcSharePercent: round(median(samples.map((figures) => figures.gcSharePercent)), 1),
       runs,

@@ -387,6 +387,7 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
       if (oldest === null) return;
       this.droppableLogs.remove(oldest);
       this.logs.delete(oldest.runId);
+      forgetLog(oldest);
     }
   }
 
@@ -402,6 +403,7 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
       if (log === undefined) continue;
       this.droppableLogs.remove(log);
       this.logs.delete(runId);
+      forgetLog(log);
     }
   }
 
@@ -459,6 +461,12 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
     if (data === undefined) return;
     this.sessions.delete(sessionId);
     this.notIdle(data);
+    // What a reader took before the drop (a scope's state, a copy of the messages) is its own; the entry itself
+    // is emptied so that nothing the session held outlives it (see `forgetLog`).
+    data.state = {};
+    data.messages = [];
+    data.artifacts.length = 0;
+    data.checkpoints = null;
   }
 
   private data(sessionId: string): SessionData {
@@ -482,6 +490,17 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
     }
     return data;
   }
+}
+
+/**
+ * Empty a dropped log. V8 keeps a \`Map\`'s table in the old generation once the map is old, and a table the map
+ * outgrew stays there, still pointing at the entries it held, until the next full collection. A dropped entry
+ * left whole would keep its run's events and transcript alive through every scavenge until then, promoting them:
+ * with a few runs kept, that was most of what S1's scavenges copied.
+ */
+function forgetLog(log: RunLog): void {
+  log.events = null;
+  log.messages = null;
 }
 
 /** A done run's events go into columns (`FinishedEventLog`); a log that does not fit them stays a list. */
