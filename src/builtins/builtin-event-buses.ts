@@ -1,14 +1,14 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import type { EventBus } from "../contracts/runtime-event.js";
-import { AsyncEventBus } from "../events/async-event-bus.js";
+import { AsyncEventBus, DEFAULT_MAX_HISTORY } from "../events/async-event-bus.js";
 import { createOtelBridge } from "../events/create-otel-bridge.js";
 import { DEFAULT_REDACT_KEYS, FileLoggingEventBus } from "../events/file-logging-event-bus.js";
 import { type PluginDefinition, registerBuiltin } from "../plugins/plugin-registry.js";
 
 /** Config of the `async` event bus. */
 export const ASYNC_EVENT_BUS_CONFIG = z.object({
-  max_history: z.number().int().min(0).default(10_000),
+  max_history: z.number().int().min(0).default(DEFAULT_MAX_HISTORY),
 });
 
 /** Config of the `file_logging` event bus. */

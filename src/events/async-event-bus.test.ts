@@ -227,6 +227,6 @@ describe("AsyncEventBus", () => {
       {},
       { baseDir: ".", load: async () => undefined as never },
     )) as AsyncEventBus;
-    expect(byDefault.maxHistory).toBe(10_000);
+    expect(byDefault.maxHistory).toBe(1000);
   });
 });

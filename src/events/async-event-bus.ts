@@ -2,9 +2,16 @@ import { type EventBus, type EventHandler, RuntimeEvent } from "../contracts/run
 import { getLogger } from "../logging/logger.js";
 import { checkEventPayload, getEventSchema, hasRequiredPayload } from "./event-schemas.js";
 
+/**
+ * Events the bus keeps for `getHistory()` by default. Every event in the ring is still alive at the next scavenge,
+ * so the ring's size is copied by the collector over and over: 10,000 events (about 130 runs of ten tool calls)
+ * doubled what a busy process's scavenges copied, for a debugging aid nothing in Keel reads.
+ */
+export const DEFAULT_MAX_HISTORY = 1000;
+
 /** Options of {@link AsyncEventBus}. */
 export interface AsyncEventBusOptions {
-  /** Events kept for `getHistory()`, oldest dropped first; 0 keeps none. Default 10,000. */
+  /** Events kept for `getHistory()`, oldest dropped first; 0 keeps none. Default 1,000. */
   maxHistory?: number;
 }
 
@@ -33,7 +40,7 @@ export class AsyncEventBus implements EventBus {
   private readonly pending = new Set<Promise<void>>();
 
   constructor(options: AsyncEventBusOptions = {}) {
-    const maxHistory = options.maxHistory ?? 10_000;
+    const maxHistory = options.maxHistory ?? DEFAULT_MAX_HISTORY;
     if (!Number.isInteger(maxHistory) || maxHistory < 0) {
       throw new RangeError(`maxHistory must be a non-negative integer, got ${maxHistory}`);
     }
