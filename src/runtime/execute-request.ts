@@ -23,8 +23,9 @@ import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import { runStatusOf } from "../loop/termination.js";
 import { policyForRun } from "../permissions/run-policy.js";
 import { RunFolder } from "../run-folders/run-folder.js";
+import { immediateWritesOf } from "../sessions/in-memory-session-manager.js";
 import type { SessionManager, SessionScopeOptions } from "../sessions/session-manager.js";
-import { storeAsJson } from "../sessions/store-as-json.js";
+import { storeAsJson, storeAsJsonNow } from "../sessions/store-as-json.js";
 import { StoreOutage } from "../sessions/store-outage.js";
 import { waitOutStoreOutages } from "../sessions/wait-out-store-outages.js";
 import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
@@ -264,21 +265,63 @@ function runInSession(
   });
 }
 
-/** What a finished run leaves in its session. A store failure here is logged; the run's result stands. */
-async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcome): Promise<RunResult> {
+/**
+ * What a finished run leaves in its session. A store failure here is logged; the run's result stands. With the
+ * in-memory store's own writes it is done when it returns: no promise, no suspended frame.
+ */
+function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcome): RunResult | Promise<RunResult> {
   const { result } = outcome;
   if (result.stopReason === "suspended" || storeWentAway(result)) return result;
+  // A resumed run first reads what its dead process stored: that is the store's to answer in its own time.
+  const writes = input.resume?.sameRun === true ? undefined : immediateWritesOf(input.sessionManager);
+  if (writes === undefined) return persistOutcomeInTime(input, outcome);
+  const { request } = input;
+  const { runId, sessionId } = request;
+  try {
+    const from = transcriptToStore(outcome);
+    if (from !== null)
+      storeAsJsonNow(runId, "transcript", outcome.context.transcript.slice(from), (tail) =>
+        writes.saveRunMessages(runId, from, tail),
+      );
+    const messages = outcome.newMessages;
+    if (messages.length > 0)
+      storeAsJsonNow(runId, "messages", messages, (safe) => writes.appendMessages(sessionId, safe));
+    for (const artifact of result.artifacts)
+      storeAsJsonNow(runId, "artifact", artifact, (safe) => writes.saveArtifact(sessionId, safe));
+  } catch (error) {
+    messagesNotStored(input, result, error);
+  }
+  return result;
+}
+
+/**
+ * Where the run's transcript is to be stored from, or null: a run that checkpointed keeps its run transcript
+ * whole, the messages after its last checkpoint too.
+ */
+function transcriptToStore(outcome: RunLoopOutcome): number | null {
+  const stored = outcome.storedMessages;
+  const length = outcome.context.transcript.length;
+  return stored !== null && stored !== length ? Math.min(stored, length) : null;
+}
+
+function messagesNotStored(input: ExecuteRequestInput, result: RunResult, error: unknown): void {
+  getLogger().error(
+    `Could not store the messages of run ${input.request.runId}: ${(error as Error).message}`,
+  );
+  result.metadata.storeError = (error as Error).message;
+}
+
+/** {@link persistOutcome} through the store's promises. */
+async function persistOutcomeInTime(input: ExecuteRequestInput, outcome: RunLoopOutcome): Promise<RunResult> {
+  const { result } = outcome;
   const { sessionManager, request } = input;
   try {
-    // A run that checkpointed keeps its run transcript whole: the messages after its last checkpoint too.
-    const stored = outcome.storedMessages;
-    const transcript = outcome.context.transcript;
-    if (stored !== null && stored !== transcript.length) {
-      const from = Math.min(stored, transcript.length);
+    const from = transcriptToStore(outcome);
+    if (from !== null) {
       await storeAsJson({
         runId: request.runId,
         what: "transcript",
-        values: transcript.slice(from),
+        values: outcome.context.transcript.slice(from),
         write: (tail) => sessionManager.saveRunMessages(request.runId, from, tail),
       });
     }
@@ -306,8 +349,7 @@ async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcom
         write: (safe) => sessionManager.saveArtifact(request.sessionId, safe),
       });
   } catch (error) {
-    getLogger().error(`Could not store the messages of run ${request.runId}: ${(error as Error).message}`);
-    result.metadata.storeError = (error as Error).message;
+    messagesNotStored(input, result, error);
   }
   return result;
 }
@@ -392,25 +434,50 @@ async function storeWaiting(input: ExecuteRequestInput, record: RunRecord, resul
   }
 }
 
-/** Close the log and store the run's events and final record; then the run is over (`onEnd`). */
-async function finish(input: ExecuteRequestInput, stored: StoredRun, result: RunResult): Promise<RunResult> {
-  try {
-    return await storeFinished(input, stored, result);
-  } finally {
-    input.onEnd?.();
-  }
-}
-
-async function storeFinished(
+/**
+ * Close the log and store the run's events and final record; then the run is over (`onEnd`). Done when it
+ * returns when nothing is to be waited for (no spill under way, the in-memory store's own writes).
+ */
+function finish(
   input: ExecuteRequestInput,
   stored: StoredRun,
   result: RunResult,
-): Promise<RunResult> {
+): RunResult | Promise<RunResult> {
+  let finished: RunResult | Promise<RunResult>;
+  try {
+    input.log.close();
+    // A batch of events still on its way to the store lands before the rest, so the store's log stays in order.
+    finished = input.log.spilling
+      ? input.log.settled().then(() => storeFinished(input, stored, result))
+      : storeFinished(input, stored, result);
+  } catch (error) {
+    input.onEnd?.();
+    throw error;
+  }
+  if (!(finished instanceof Promise)) {
+    input.onEnd?.();
+    return finished;
+  }
+  return finished.then(
+    (value) => {
+      input.onEnd?.();
+      return value;
+    },
+    (error: unknown) => {
+      input.onEnd?.();
+      throw error;
+    },
+  );
+}
+
+/** The run's record as it ends, then its events and record stored: at once with immediate writes. */
+function storeFinished(
+  input: ExecuteRequestInput,
+  stored: StoredRun,
+  result: RunResult,
+): RunResult | Promise<RunResult> {
   const { record } = stored;
-  const { log, request, sessionManager } = input;
-  log.close();
-  // A batch of events still on its way to the store lands before the rest, so the store's log stays in order.
-  await log.settled();
+  const { log } = input;
   const storedSequence = stored.sequence;
   if (stored.folder !== undefined) {
     stored.folder.writeEvents(log.eventsAfter(log.spilledSequence));
@@ -426,6 +493,34 @@ async function storeFinished(
   record.lastSequence = log.lastSequence;
   // The store still holds the run as `running` at its latest checkpoint: left so, the run can be resumed.
   if (storeWentAway(result)) return result;
+  const writes = immediateWritesOf(input.sessionManager);
+  if (writes === undefined) return storeRunInTime(input, stored, result);
+  const { runId } = input.request;
+  try {
+    // The events' array is made here for the store, and the record is not changed again: both are kept as they are.
+    storeAsJsonNow(runId, "events", log.eventsAfter(storedSequence), (events) =>
+      writes.appendOwnEvents(runId, events),
+    );
+    storeAsJsonNow(runId, "record", record, writes.saveFinalRun);
+  } catch (error) {
+    runNotStored(input, result, error);
+  }
+  return result;
+}
+
+function runNotStored(input: ExecuteRequestInput, result: RunResult, error: unknown): void {
+  getLogger().error(`Could not store run ${input.request.runId}: ${(error as Error).message}`);
+  result.metadata.storeError = (error as Error).message;
+}
+
+/** The run's events and final record through the store's promises. */
+async function storeRunInTime(
+  input: ExecuteRequestInput,
+  stored: StoredRun,
+  result: RunResult,
+): Promise<RunResult> {
+  const { log, request, sessionManager } = input;
+  const { record, sequence: storedSequence } = stored;
   try {
     await storeAsJson({
       runId: request.runId,
@@ -440,8 +535,7 @@ async function storeFinished(
       write: (safe) => sessionManager.saveRun(safe),
     });
   } catch (error) {
-    getLogger().error(`Could not store run ${request.runId}: ${(error as Error).message}`);
-    result.metadata.storeError = (error as Error).message;
+    runNotStored(input, result, error);
   }
   return result;
 }
