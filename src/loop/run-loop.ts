@@ -11,7 +11,6 @@ import {
 import type { RunContext } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { Pattern } from "../patterns/pattern.js";
 import { permissionsComputedPayload } from "../permissions/run-policy.js";
@@ -24,12 +23,12 @@ import { CheckpointWriter, type StoredMarks } from "./checkpoint-writer.js";
 import { createRunContext } from "./create-run-context.js";
 import { executeWithValidation } from "./execute-with-validation.js";
 import { assemblyInput, finalizeResult } from "./finalize-result.js";
-import type { ResolvedAgent } from "./resolved-agent.js";
 import { finishInterruptedStep, type ResumePlan, reloadCheckpoint, resumeInDriver } from "./resume/index.js";
 import { RunDriver } from "./run-driver.js";
 import type { RunLoopInput, RunLoopOutcome } from "./run-loop-input.js";
 import { TerminateRun } from "./run-signals.js";
 import { stopReasonOf } from "./termination.js";
+import { writeBackMemory } from "./write-back-memory.js";
 
 const NOTHING_STORED: StoredMarks = { checkpoints: 0, messages: 0, sequence: 0, latestCheckpointId: null };
 
@@ -501,40 +500,6 @@ function describeOutput(request: RunRequest, ctx: RunContext): void {
   } catch {
     // A schema that cannot describe itself is still validated; the provider just gets no native schema.
   }
-}
-
-function writeBackMemory(agent: ResolvedAgent, ctx: RunContext, log: RunEventLog): void | Promise<void> {
-  log.emit("memory.writeback.started", {});
-  let written: unknown;
-  try {
-    written = agent.memory.writeback(ctx);
-  } catch (error) {
-    return writebackFailed(agent, log, error);
-  }
-  // A memory that writes at once (the buffer memory) is done here; one that returns a promise is waited for.
-  if (!isThenable(written)) {
-    log.emit("memory.writeback.completed", {});
-    return;
-  }
-  return Promise.resolve(written).then(
-    () => {
-      log.emit("memory.writeback.completed", {});
-    },
-    (error: unknown) => writebackFailed(agent, log, error),
-  );
-}
-
-function writebackFailed(agent: ResolvedAgent, log: RunEventLog, error: unknown): void {
-  log.emit("memory.writeback_failed", { error: (error as Error).message });
-  if (agent.memoryOnError === "fail") throw error;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === "object" || typeof value === "function") &&
-    typeof (value as { then?: unknown }).then === "function"
-  );
 }
 
 function lastAssistantText(ctx: RunContext): string {
