@@ -184,14 +184,18 @@ function runBody(
   return startPattern(input, driver, ctx)
     .then((first) => runDurably(input, driver, first))
     .then((output) => {
-      const ended = () => endBody(input, parts, { driver, output, termination: { type: "natural_end" } });
       let written: void | Promise<void>;
       try {
         written = afterPattern(input, driver, output);
       } catch (thrown) {
         return threw(thrown);
       }
-      return written === undefined ? ended() : written.then(ended, threw);
+      if (written === undefined)
+        return endBody(input, parts, { driver, output, termination: { type: "natural_end" } });
+      return written.then(
+        () => endBody(input, parts, { driver, output, termination: { type: "natural_end" } }),
+        threw,
+      );
     }, threw);
 }
 
