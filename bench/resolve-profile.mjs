@@ -6,6 +6,10 @@
  * `node --expose-gc --trace-gc-nvp bench/resolve-profile.mjs N alloc` profiles nothing and prints the bytes the
  * resolve phase allocated per run instead (the `allocated=` V8 reports between two forced collections), a
  * figure that does not depend on the machine's load.
+ *
+ * `node --expose-gc bench/resolve-profile.mjs N heap` samples the resolve phase's allocations instead (V8's
+ * sampling heap profiler, every 256 B on average, collected objects included) and prints the bytes per run by the
+ * function that allocated them.
  */
 import fs from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -13,8 +17,10 @@ import { heapAfterGc, now, waitUntil } from "./measure.mjs";
 import { openParkingRuntime } from "./parking-runtime.mjs";
 
 const n = Number(process.argv[2] ?? 10_000);
-const out = process.argv[3] === "alloc" ? undefined : process.argv[3];
-const alloc = process.argv[3] === "alloc";
+const mode = process.argv[3];
+const alloc = mode === "alloc";
+const heap = mode === "heap";
+const out = alloc || heap ? undefined : mode;
 const { runtime, parking, start: startRun } = await openParkingRuntime();
 let next = 0;
 async function round(count, profile) {
@@ -28,7 +34,15 @@ async function round(count, profile) {
     globalThis.gc();
     process.stdout.write("ALLOC-BEGIN\n");
   }
-  if (session) {
+  if (session && heap) {
+    session.connect();
+    await session.post("HeapProfiler.enable");
+    await session.post("HeapProfiler.startSampling", {
+      samplingInterval: 256,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  } else if (session) {
     session.connect();
     await session.post("Profiler.enable");
     await session.post("Profiler.setSamplingInterval", { interval: 100 });
@@ -39,7 +53,8 @@ async function round(count, profile) {
   await Promise.all(done);
   const ms = now() - start;
   let profileData;
-  if (session) ({ profile: profileData } = await session.post("Profiler.stop"));
+  if (session && heap) ({ profile: profileData } = await session.post("HeapProfiler.stopSampling"));
+  else if (session) ({ profile: profileData } = await session.post("Profiler.stop"));
   if (profile && alloc) {
     // Only what the resolved runs left behind survives this collection; its line closes the sum.
     done.length = 0;
@@ -52,6 +67,28 @@ for (let index = 0; index < 3; index++) await round(500, false);
 const { usPerRun, profile } = await round(n, true);
 console.log(`resolve: ${usPerRun.toFixed(1)} µs per run (N = ${n})`);
 if (alloc) {
+  await runtime.close();
+  process.exit(0);
+}
+if (heap) {
+  // Self bytes by function: each sample is an object of `size` bytes allocated in that function.
+  const self = new Map();
+  const sizes = new Map();
+  const walk = (node) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const key = `${functionName || "(anonymous)"} ${url.split("/").slice(-2).join("/")}:${lineNumber + 1}`;
+    sizes.set(node.id, key);
+    for (const child of node.children) walk(child);
+  };
+  walk(profile.head);
+  for (const sample of profile.samples) {
+    const key = sizes.get(sample.nodeId);
+    self.set(key, (self.get(key) ?? 0) + sample.size);
+  }
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  console.log(`sampled: ${Math.round(total / n)} B per run`);
+  for (const [key, bytes] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40))
+    console.log(`${String(Math.round(bytes / n)).padStart(6)} B ${key}`);
   await runtime.close();
   process.exit(0);
 }

@@ -135,6 +135,11 @@ export class RunEventLog {
     waiting?.resolve();
   }
 
+  /** A batch of events is on its way to the store: `settled()` waits for it. */
+  get spilling(): boolean {
+    return this.storing !== null;
+  }
+
   /** Resolves once no spill is under way: what is stored up to `spilledSequence` is then in the store. */
   async settled(): Promise<void> {
     while (this.storing !== null) await this.storing;

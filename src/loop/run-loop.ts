@@ -11,7 +11,6 @@ import {
 import type { RunContext } from "../contracts/tool.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import type { RunEventLog } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
 import type { Pattern } from "../patterns/pattern.js";
 import { permissionsComputedPayload } from "../permissions/run-policy.js";
@@ -24,12 +23,12 @@ import { CheckpointWriter, type StoredMarks } from "./checkpoint-writer.js";
 import { createRunContext } from "./create-run-context.js";
 import { executeWithValidation } from "./execute-with-validation.js";
 import { assemblyInput, finalizeResult } from "./finalize-result.js";
-import type { ResolvedAgent } from "./resolved-agent.js";
 import { finishInterruptedStep, type ResumePlan, reloadCheckpoint, resumeInDriver } from "./resume/index.js";
 import { RunDriver } from "./run-driver.js";
 import type { RunLoopInput, RunLoopOutcome } from "./run-loop-input.js";
 import { TerminateRun } from "./run-signals.js";
 import { stopReasonOf } from "./termination.js";
+import { writeBackMemory } from "./write-back-memory.js";
 
 const NOTHING_STORED: StoredMarks = { checkpoints: 0, messages: 0, sequence: 0, latestCheckpointId: null };
 
@@ -179,17 +178,25 @@ function runBody(
   // Reactions rather than one async frame: a run parked on a tool then holds two small reactions, not a
   // suspended frame with every local of the run's body (S3). What comes after the pattern is chained once it
   // answers, so a parked run holds no link for it.
+  // What follows the pattern runs in the reaction that sees it answer, unless memory's write-back has to be waited
+  // for: a run's end then costs no further promise.
   const threw = (thrown: unknown) => endBody(input, parts, endOfThrow(thrown, driver));
   return startPattern(input, driver, ctx)
     .then((first) => runDurably(input, driver, first))
-    .then(
-      (output) =>
-        afterPattern(input, driver, output).then(
-          (final) => endBody(input, parts, { driver, output: final, termination: { type: "natural_end" } }),
-          threw,
-        ),
-      threw,
-    );
+    .then((output) => {
+      let written: void | Promise<void>;
+      try {
+        written = afterPattern(input, driver, output);
+      } catch (thrown) {
+        return threw(thrown);
+      }
+      if (written === undefined)
+        return endBody(input, parts, { driver, output, termination: { type: "natural_end" } });
+      return written.then(
+        () => endBody(input, parts, { driver, output, termination: { type: "natural_end" } }),
+        threw,
+      );
+    }, threw);
 }
 
 /** RunStart and the context for a new run, or the resumed run's plan: what the pattern starts from. */
@@ -214,11 +221,10 @@ async function startPattern(
 }
 
 /** The pattern answered: the step's boundary, the final output in scratch, memory written back. */
-async function afterPattern(input: RunLoopInput, driver: RunDriver, output: unknown): Promise<unknown> {
+function afterPattern(input: RunLoopInput, driver: RunDriver, output: unknown): void | Promise<void> {
   driver.checkpointBoundary();
   driver.ctx.scratch.finalOutput = output;
-  await writeBackMemory(input.agent, driver.ctx, input.log);
-  return output;
+  return writeBackMemory(input.agent, driver.ctx, input.log);
 }
 
 interface BodyEnd {
@@ -243,12 +249,15 @@ function endOfThrow(thrown: unknown, driver: RunDriver): BodyEnd {
     : { driver, output: null, termination, error };
 }
 
-/** The run's result from how its body ended, RunEnd, and (given the deadline) the run's last events. */
-async function endBody(
+/**
+ * The run's result from how its body ended, RunEnd, and (given the deadline) the run's last events. Done when it
+ * returns when no RunEnd hook, context finalizer or suspended run's record is to be waited for.
+ */
+function endBody(
   input: RunLoopInput,
   parts: RunParts & { readonly finish?: Deadline | null },
   end: BodyEnd,
-): Promise<RunAttempt | RunLoopOutcome> {
+): RunAttempt | RunLoopOutcome | Promise<RunAttempt | RunLoopOutcome> {
   const { agent } = input;
   const { driver, output, termination, error } = end;
   const ctx = driver.ctx;
@@ -279,16 +288,29 @@ async function endBody(
     result.errorDetails = toErrorDetails(error);
     result.exception = error;
   }
-  if (agent.hooks.runEnd.length > 0) {
-    const context = driver.hookContext("runEnd");
-    (context as { result?: RunResult }).result = result;
-    try {
-      await agent.hooks.run("runEnd", context);
-    } catch (hookError) {
+  if (agent.hooks.runEnd.length === 0) return bodyEnded(input, parts, { driver, result });
+  const context = driver.hookContext("runEnd");
+  (context as { result?: RunResult }).result = result;
+  return agent.hooks
+    .run("runEnd", context)
+    .catch((hookError: unknown) => {
       getLogger().error(`runEnd hook failed: ${(hookError as Error).message}`, { runId: request.runId });
-    }
-  }
-  const attempt = { result, context: ctx, newMessages: ctx.transcript.slice(driver.firstNewMessage) };
+    })
+    .then(() => bodyEnded(input, parts, { driver, result }));
+}
+
+/** The body's attempt, after RunEnd; given the deadline, the run finished from it. */
+function bodyEnded(
+  input: RunLoopInput,
+  parts: RunParts & { readonly finish?: Deadline | null },
+  end: { driver: RunDriver; result: RunResult },
+): RunAttempt | RunLoopOutcome | Promise<RunLoopOutcome> {
+  const ctx = end.driver.ctx;
+  const attempt = {
+    result: end.result,
+    context: ctx,
+    newMessages: ctx.transcript.slice(end.driver.firstNewMessage),
+  };
   return parts.finish === undefined
     ? attempt
     : finishRun(input, attempt, parts as RunParts & { readonly finish: Deadline | null });
@@ -481,17 +503,6 @@ function describeOutput(request: RunRequest, ctx: RunContext): void {
     ctx.scratch.outputSchema = toJsonSchema(request.outputType, "output");
   } catch {
     // A schema that cannot describe itself is still validated; the provider just gets no native schema.
-  }
-}
-
-async function writeBackMemory(agent: ResolvedAgent, ctx: RunContext, log: RunEventLog): Promise<void> {
-  log.emit("memory.writeback.started", {});
-  try {
-    await agent.memory.writeback(ctx);
-    log.emit("memory.writeback.completed", {});
-  } catch (error) {
-    log.emit("memory.writeback_failed", { error: (error as Error).message });
-    if (agent.memoryOnError === "fail") throw error;
   }
 }
 

@@ -1,12 +1,4 @@
-import { isDeepStrictEqual } from "node:util";
-import type { Message } from "../contracts/message.js";
-import {
-  createRunUsage,
-  type RunArtifact,
-  type RunRecord,
-  type RunRequest,
-  type RunResult,
-} from "../contracts/run-types.js";
+import { createRunUsage, type RunRecord, type RunRequest, type RunResult } from "../contracts/run-types.js";
 import type { EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
 import { PermanentToolError, RunBusyError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
@@ -17,18 +9,20 @@ import type { CancelScope } from "../loop/cancel-scope.js";
 import type { ToolDecision } from "../loop/decisions.js";
 import type { ResolvedAgent } from "../loop/resolved-agent.js";
 import { checkResumeDecisions, loadForResume, type PreparedResume } from "../loop/resume/index.js";
-import type { RunLoopInput, RunLoopOutcome } from "../loop/run-loop-input.js";
+import type { RunLoopInput } from "../loop/run-loop-input.js";
 import { transitionRun } from "../loop/run-status.js";
 import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import { runStatusOf } from "../loop/termination.js";
 import { policyForRun } from "../permissions/run-policy.js";
 import { RunFolder } from "../run-folders/run-folder.js";
+import { immediateWritesOf } from "../sessions/in-memory-session-manager.js";
 import type { SessionManager, SessionScopeOptions } from "../sessions/session-manager.js";
-import { storeAsJson } from "../sessions/store-as-json.js";
+import { storeAsJson, storeAsJsonNow } from "../sessions/store-as-json.js";
 import { StoreOutage } from "../sessions/store-outage.js";
 import { waitOutStoreOutages } from "../sessions/wait-out-store-outages.js";
 import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
 import { isoNow } from "../util/iso-now.js";
+import { persistOutcome, storeWentAway } from "./persist-outcome.js";
 
 export interface ExecuteRequestInput {
   agent: ResolvedAgent;
@@ -136,11 +130,6 @@ function withOutageWait(input: ExecuteRequestInput): ExecuteRequestInput {
   if (input.request.durable !== true) return input;
   const outage = new StoreOutage({ outageMs: input.agent.limits.storeOutageMs, signal: input.scope.signal });
   return { ...input, sessionManager: waitOutStoreOutages(input.sessionManager, outage) };
-}
-
-/** True when the run stopped because its store stayed away: what it leaves is written when it is resumed. */
-function storeWentAway(result: RunResult): boolean {
-  return KeelError.isInstance(result.exception) && result.exception.code === ERROR_CODES.STORE_UNAVAILABLE;
 }
 
 /** A resume the store refused once the session was held: the request fails, the run's record is untouched. */
@@ -264,91 +253,6 @@ function runInSession(
   });
 }
 
-/** What a finished run leaves in its session. A store failure here is logged; the run's result stands. */
-async function persistOutcome(input: ExecuteRequestInput, outcome: RunLoopOutcome): Promise<RunResult> {
-  const { result } = outcome;
-  if (result.stopReason === "suspended" || storeWentAway(result)) return result;
-  const { sessionManager, request } = input;
-  try {
-    // A run that checkpointed keeps its run transcript whole: the messages after its last checkpoint too.
-    const stored = outcome.storedMessages;
-    const transcript = outcome.context.transcript;
-    if (stored !== null && stored !== transcript.length) {
-      const from = Math.min(stored, transcript.length);
-      await storeAsJson({
-        runId: request.runId,
-        what: "transcript",
-        values: transcript.slice(from),
-        write: (tail) => sessionManager.saveRunMessages(request.runId, from, tail),
-      });
-    }
-    let messages = outcome.newMessages;
-    let artifacts = result.artifacts;
-    if (
-      input.resume?.sameRun === true &&
-      (await sessionEndsWith(sessionManager, request.sessionId, messages))
-    ) {
-      messages = [];
-      artifacts = artifacts.slice(await storedArtifacts(sessionManager, request.sessionId, artifacts));
-    }
-    if (messages.length > 0)
-      await storeAsJson({
-        runId: request.runId,
-        what: "messages",
-        values: messages,
-        write: (safe) => sessionManager.appendMessages(request.sessionId, safe),
-      });
-    for (const artifact of artifacts)
-      await storeAsJson({
-        runId: request.runId,
-        what: "artifact",
-        values: artifact,
-        write: (safe) => sessionManager.saveArtifact(request.sessionId, safe),
-      });
-  } catch (error) {
-    getLogger().error(`Could not store the messages of run ${request.runId}: ${(error as Error).message}`);
-    result.metadata.storeError = (error as Error).message;
-  }
-  return result;
-}
-
-/**
- * Whether the session already ends with a resumed run's messages: the process that ran it died after giving
- * them to the session and before its final record was stored, so the run was resumed from its last checkpoint.
- * They are not appended twice. (The run held the session until it died, so nothing of that run's time follows
- * them; only a run of the same session between the crash and the resume would hide them from this check.)
- */
-async function sessionEndsWith(
-  store: SessionManager,
-  sessionId: string,
-  messages: readonly Message[],
-): Promise<boolean> {
-  if (messages.length === 0) return false;
-  const stored = await store.loadMessages(sessionId);
-  if (stored.length < messages.length) return false;
-  return isDeepStrictEqual(stored.slice(-messages.length), asStored(messages));
-}
-
-/** How many of a resumed run's artifacts its dead process saved (the session's artifacts end with them). */
-async function storedArtifacts(
-  store: SessionManager,
-  sessionId: string,
-  artifacts: readonly RunArtifact[],
-): Promise<number> {
-  if (artifacts.length === 0) return 0;
-  const stored = await store.listArtifacts(sessionId);
-  const ours = asStored(artifacts);
-  for (let count = Math.min(ours.length, stored.length); count > 0; count--) {
-    if (isDeepStrictEqual(stored.slice(-count), ours.slice(0, count))) return count;
-  }
-  return 0;
-}
-
-/** Values as a store gives them back (no `undefined` properties). */
-function asStored<T>(values: readonly T[]): T[] {
-  return JSON.parse(JSON.stringify(values)) as T[];
-}
-
 /**
  * A suspended run's record, stored before the run finishes: a decision, here or in another process, finds the
  * run by it. A record that cannot be stored leaves a run nobody can decide, so the run fails with that error
@@ -392,25 +296,50 @@ async function storeWaiting(input: ExecuteRequestInput, record: RunRecord, resul
   }
 }
 
-/** Close the log and store the run's events and final record; then the run is over (`onEnd`). */
-async function finish(input: ExecuteRequestInput, stored: StoredRun, result: RunResult): Promise<RunResult> {
-  try {
-    return await storeFinished(input, stored, result);
-  } finally {
-    input.onEnd?.();
-  }
-}
-
-async function storeFinished(
+/**
+ * Close the log and store the run's events and final record; then the run is over (`onEnd`). Done when it
+ * returns when nothing is to be waited for (no spill under way, the in-memory store's own writes).
+ */
+function finish(
   input: ExecuteRequestInput,
   stored: StoredRun,
   result: RunResult,
-): Promise<RunResult> {
+): RunResult | Promise<RunResult> {
+  let finished: RunResult | Promise<RunResult>;
+  try {
+    input.log.close();
+    // A batch of events still on its way to the store lands before the rest, so the store's log stays in order.
+    finished = input.log.spilling
+      ? input.log.settled().then(() => storeFinished(input, stored, result))
+      : storeFinished(input, stored, result);
+  } catch (error) {
+    input.onEnd?.();
+    throw error;
+  }
+  if (!(finished instanceof Promise)) {
+    input.onEnd?.();
+    return finished;
+  }
+  return finished.then(
+    (value) => {
+      input.onEnd?.();
+      return value;
+    },
+    (error: unknown) => {
+      input.onEnd?.();
+      throw error;
+    },
+  );
+}
+
+/** The run's record as it ends, then its events and record stored: at once with immediate writes. */
+function storeFinished(
+  input: ExecuteRequestInput,
+  stored: StoredRun,
+  result: RunResult,
+): RunResult | Promise<RunResult> {
   const { record } = stored;
-  const { log, request, sessionManager } = input;
-  log.close();
-  // A batch of events still on its way to the store lands before the rest, so the store's log stays in order.
-  await log.settled();
+  const { log } = input;
   const storedSequence = stored.sequence;
   if (stored.folder !== undefined) {
     stored.folder.writeEvents(log.eventsAfter(log.spilledSequence));
@@ -426,6 +355,34 @@ async function storeFinished(
   record.lastSequence = log.lastSequence;
   // The store still holds the run as `running` at its latest checkpoint: left so, the run can be resumed.
   if (storeWentAway(result)) return result;
+  const writes = immediateWritesOf(input.sessionManager);
+  if (writes === undefined) return storeRunInTime(input, stored, result);
+  const { runId } = input.request;
+  try {
+    // The events' array is made here for the store, and the record is not changed again: both are kept as they are.
+    storeAsJsonNow(runId, "events", log.eventsAfter(storedSequence), (events) =>
+      writes.appendOwnEvents(runId, events),
+    );
+    storeAsJsonNow(runId, "record", record, writes.saveFinalRun);
+  } catch (error) {
+    runNotStored(input, result, error);
+  }
+  return result;
+}
+
+function runNotStored(input: ExecuteRequestInput, result: RunResult, error: unknown): void {
+  getLogger().error(`Could not store run ${input.request.runId}: ${(error as Error).message}`);
+  result.metadata.storeError = (error as Error).message;
+}
+
+/** The run's events and final record through the store's promises. */
+async function storeRunInTime(
+  input: ExecuteRequestInput,
+  stored: StoredRun,
+  result: RunResult,
+): Promise<RunResult> {
+  const { log, request, sessionManager } = input;
+  const { record, sequence: storedSequence } = stored;
   try {
     await storeAsJson({
       runId: request.runId,
@@ -440,8 +397,7 @@ async function storeFinished(
       write: (safe) => sessionManager.saveRun(safe),
     });
   } catch (error) {
-    getLogger().error(`Could not store run ${request.runId}: ${(error as Error).message}`);
-    result.metadata.storeError = (error as Error).message;
+    runNotStored(input, result, error);
   }
   return result;
 }

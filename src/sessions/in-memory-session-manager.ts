@@ -84,6 +84,43 @@ interface GeneratedIdle extends QueueNode<GeneratedIdle> {
 }
 
 /**
+ * The writes a finished run makes, done before they return: what the in-memory store's own `appendEvents`,
+ * `saveRun`, `appendMessages`, `saveRunMessages` and `saveArtifact` do, without a promise each. A run's end then
+ * needs no chain of promises and suspended frames for a store that has nothing to wait for.
+ */
+export interface ImmediateRunWrites {
+  /** `appendEvents` of an array made for the store: it is kept as it is rather than copied. */
+  appendOwnEvents(runId: string, events: RuntimeEvent[]): void;
+  /**
+   * `saveRun` of a record nobody changes again: kept as it is rather than copied. Its pending calls are given a
+   * copy of their own first, as the run's result shares them.
+   */
+  saveFinalRun(record: RunRecord): void;
+  appendMessages(sessionId: string, messages: readonly Message[]): void;
+  saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): void;
+  saveArtifact(sessionId: string, artifact: SessionArtifact): void;
+}
+
+const immediateWrites = new WeakMap<object, ImmediateRunWrites>();
+
+/**
+ * The store's immediate writes when it is an in-memory store whose writes are its own; `undefined` for any other
+ * store, and for one whose writes were replaced (a subclass, a patched method, a proxy), which must be called.
+ */
+export function immediateWritesOf(store: SessionManager): ImmediateRunWrites | undefined {
+  const writes = immediateWrites.get(store);
+  if (writes === undefined) return undefined;
+  const own = InMemorySessionManager.prototype;
+  return store.appendEvents === own.appendEvents &&
+    store.saveRun === own.saveRun &&
+    store.appendMessages === own.appendMessages &&
+    store.saveRunMessages === own.saveRunMessages &&
+    store.saveArtifact === own.saveArtifact
+    ? writes
+    : undefined;
+}
+
+/**
  * The default session store (type `in_memory`): everything lives in this process and is gone when it exits.
  * Checkpoint states, messages and events are kept by reference — the run loop hands over values it no longer
  * mutates, and copying them would make every checkpoint cost grow with the transcript. Once a run is done, its
@@ -122,6 +159,16 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
     this.maxRuns = options.maxRuns ?? DEFAULT_MAX_RUNS;
     this.maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
     this.generatedSessionTtlMs = options.generatedSessionTtlMs ?? DEFAULT_GENERATED_SESSION_TTL_MS;
+    immediateWrites.set(this, {
+      appendOwnEvents: (runId, events) => this.putEvents(runId, events, true),
+      saveFinalRun: (record) => {
+        record.pendingToolCalls = record.pendingToolCalls.slice();
+        this.putRun(record, record);
+      },
+      appendMessages: (sessionId, messages) => this.putMessages(sessionId, messages),
+      saveRunMessages: (runId, fromIndex, messages) => this.putRunMessages(runId, fromIndex, messages),
+      saveArtifact: (sessionId, artifact) => this.putArtifact(sessionId, artifact),
+    });
   }
 
   /** Run `fn` holding the session; a nested call passing `scope.token` re-enters and sees the same state. */
@@ -198,6 +245,10 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** Append a run's messages in one go, in order. */
   async appendMessages(sessionId: string, messages: readonly Message[]): Promise<void> {
+    this.putMessages(sessionId, messages);
+  }
+
+  private putMessages(sessionId: string, messages: readonly Message[]): void {
     const data = this.data(sessionId);
     const stored = data.messages;
     // A session's first run: a copy of its exact size, where pushing to the empty array would make room for 17.
@@ -212,6 +263,10 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** Add an artifact to the session. */
   async saveArtifact(sessionId: string, artifact: SessionArtifact): Promise<void> {
+    this.putArtifact(sessionId, artifact);
+  }
+
+  private putArtifact(sessionId: string, artifact: SessionArtifact): void {
     this.data(sessionId).artifacts.push({ ...artifact, kind: artifact.kind ?? "generic" });
   }
 
@@ -246,13 +301,18 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** Insert or replace a run record (stored as a copy). */
   async saveRun(record: RunRecord): Promise<void> {
+    this.putRun(record, copyRunRecord(record));
+  }
+
+  /** Store `kept`, a copy of `record` or the record itself when nobody changes it again. */
+  private putRun(record: RunRecord, kept: RunRecord): void {
     const { runId } = record;
     let slot = this.runs.get(runId);
     const before = slot?.record;
     if (slot === undefined) {
-      slot = { record: copyRunRecord(record), prev: null, next: null, queued: false };
+      slot = { record: kept, prev: null, next: null, queued: false };
       this.runs.set(runId, slot);
-    } else slot.record = copyRunRecord(record);
+    } else slot.record = kept;
     const wasOpen = before !== undefined && before.status !== "done";
     const open = record.status !== "done";
     if (wasOpen !== open || (wasOpen && before.sessionId !== record.sessionId)) {
@@ -294,15 +354,20 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** Append events (ascending sequences) to the run's log. The events themselves are kept, not copied. */
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
+    this.putEvents(runId, events, false);
+  }
+
+  /** `appendEvents`; an `owned` array was made for the store and is kept rather than copied. */
+  private putEvents(runId: string, events: readonly RuntimeEvent[], owned: boolean): void {
     const runLog = this.logs.get(runId);
     if (runLog === undefined) {
-      this.addLog(runId, events.slice(), null);
+      this.addLog(runId, owned ? (events as RuntimeEvent[]) : events.slice(), null);
       return;
     }
     let log = runLog.events;
     // Rare: events for a run already done (a recovered log). Its log goes back to a list, and to columns after.
     if (log instanceof FinishedEventLog) log = runLog.events = log.events();
-    if (log === null) runLog.events = events.slice();
+    if (log === null) runLog.events = owned ? (events as RuntimeEvent[]) : events.slice();
     else {
       // Sequences only rise: events at or below the last stored one are a retried batch, stored already.
       const last = log.length === 0 ? 0 : log[log.length - 1]!.sequence;
@@ -325,6 +390,10 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 
   /** Write the run's transcript from `fromIndex` on, replacing what was there; messages are kept by reference. */
   async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
+    this.putRunMessages(runId, fromIndex, messages);
+  }
+
+  private putRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): void {
     const runLog = this.logs.get(runId);
     let stored = runLog?.messages;
     if (stored == null) {

@@ -23,15 +23,31 @@ export async function storeAsJson<T>(options: {
   try {
     await write(values);
   } catch (error) {
-    // A store that is away is no reason to describe the values: the warning would blame them wrongly.
-    if (isStoreOutage(error) || (KeelError.isInstance(error) && error.code === ERROR_CODES.STORE_UNAVAILABLE))
-      throw error;
-    const safe = toJsonSafe(values) as T;
-    if (safe === values) throw error;
-    getLogger().warn(
-      `Run ${runId}: its ${what} held values JSON cannot hold; they are stored as descriptions of themselves`,
-      { runId, cause: error },
-    );
-    await write(safe);
+    await write(describedOrThrow(error, values, { runId, what }));
   }
+}
+
+/** {@link storeAsJson} with a write that is done when it returns (the in-memory store's immediate writes). */
+// biome-ignore lint/complexity/useMaxParams: a few calls at every run's end, whose cost is what this path cuts; an options object each would be one more allocation
+export function storeAsJsonNow<T>(runId: string, what: string, values: T, write: (values: T) => void): void {
+  try {
+    write(values);
+  } catch (error) {
+    write(describedOrThrow(error, values, { runId, what }));
+  }
+}
+
+/** The values to try again after a failed write, described for JSON; or the write's error, when that cannot help. */
+function describedOrThrow<T>(error: unknown, values: T, about: { runId: string; what: string }): T {
+  const { runId, what } = about;
+  // A store that is away is no reason to describe the values: the warning would blame them wrongly.
+  if (isStoreOutage(error) || (KeelError.isInstance(error) && error.code === ERROR_CODES.STORE_UNAVAILABLE))
+    throw error;
+  const safe = toJsonSafe(values) as T;
+  if (safe === values) throw error;
+  getLogger().warn(
+    `Run ${runId}: its ${what} held values JSON cannot hold; they are stored as descriptions of themselves`,
+    { runId, cause: error },
+  );
+  return safe;
 }
