@@ -143,6 +143,27 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       ALTER TABLE checkpoints_v3 RENAME TO checkpoints;
     `,
   },
+  {
+    version: 4,
+    description: "a checkpoint's session row made by trigger",
+    // A checkpoint belongs to a session that has a row in `sessions`. The store made sure of it with a statement
+    // of its own before each checkpoint write; a trigger does the same check inside SQLite, in the same
+    // transaction, without another call through the binding. It writes nothing when the row exists.
+    sql: `
+      CREATE TRIGGER checkpoints_session_insert AFTER INSERT ON checkpoints
+      WHEN NOT EXISTS (SELECT 1 FROM sessions WHERE session_id = NEW.session_id)
+      BEGIN
+        INSERT INTO sessions (session_id, state, schema_version, created_at, updated_at)
+        VALUES (NEW.session_id, '{}', NEW.schema_version, NEW.created_at, NEW.created_at);
+      END;
+      CREATE TRIGGER checkpoints_session_update AFTER UPDATE ON checkpoints
+      WHEN NOT EXISTS (SELECT 1 FROM sessions WHERE session_id = NEW.session_id)
+      BEGIN
+        INSERT INTO sessions (session_id, state, schema_version, created_at, updated_at)
+        VALUES (NEW.session_id, '{}', NEW.schema_version, NEW.created_at, NEW.created_at);
+      END;
+    `,
+  },
 ];
 
 /**

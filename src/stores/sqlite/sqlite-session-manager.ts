@@ -579,9 +579,11 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     ).run(sessionId, SESSION_SCHEMA_VERSION, now);
   }
 
-  /** Inside a transaction: upsert a stamped checkpoint; a replaced one keeps its `ord`, so its list position. */
+  /**
+   * Inside a transaction: upsert a stamped checkpoint; a replaced one keeps its `ord`, so its list position. The
+   * session's row, when missing, is made by the table's triggers (migration 4).
+   */
   private insertCheckpoint(sessionId: string, stored: SessionCheckpoint, body: string): void {
-    this.ensureSession(sessionId);
     this.stmt(
       `INSERT INTO checkpoints (session_id, checkpoint_id, body, schema_version, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (session_id, checkpoint_id) DO UPDATE
