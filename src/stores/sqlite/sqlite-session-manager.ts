@@ -32,6 +32,7 @@ import {
   type SqliteStatement,
 } from "./open-sqlite-database.js";
 import { migrateSqlite } from "./sqlite-migrations.js";
+import { SqliteRunKeys } from "./sqlite-run-keys.js";
 import { insertRunEvents, loadRunRows, writeRunMessages } from "./sqlite-run-rows.js";
 import { isSqliteBusy, toSqliteStoreError } from "./to-sqlite-store-error.js";
 
@@ -56,9 +57,6 @@ export interface SqliteSessionManagerOptions {
   importer?: SqliteModuleImporter;
 }
 
-/** Run keys a manager remembers: more than the runs one process keeps writing at once. */
-const RUN_KEYS_KEPT = 256;
-
 const SYNCHRONOUS_LEVELS: ReadonlySet<string> = new Set(["OFF", "NORMAL", "FULL", "EXTRA"]);
 
 /**
@@ -72,11 +70,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   private readonly lock = new SessionLock();
   private readonly held = new Map<string, HeldScope>();
   private readonly statements = new Map<string, SqliteStatement>();
-  /**
-   * Keys of runs this manager wrote lately, remembered once their transaction committed: a run's key never
-   * changes once given, so a commit need not look it up again. Bounded, oldest forgotten first.
-   */
-  private readonly runKeys = new Map<string, number>();
+  private readonly runKeys = new SqliteRunKeys();
   private readonly owner = makeLockOwner();
   private readonly dbPath: string;
   private readonly wal: boolean;
@@ -385,10 +379,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   async appendEvents(runId: string, events: readonly RuntimeEvent[]): Promise<void> {
     if (events.length === 0) return;
     await this.ready();
-    const key = this.write("appendEvents", () =>
-      insertRunEvents(this.prepare, { runId, events, key: this.runKeys.get(runId) }),
-    );
-    this.rememberRunKey(runId, key);
+    this.write("appendEvents", () => insertRunEvents(this.prepare, { runId, events }));
   }
 
   /** The run's events with a sequence above `afterSequence` (default: all), in order. */
@@ -415,10 +406,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     await this.ready();
     // Serialised before the transaction, so the file's write lock is held for the statements only.
     const bodies = messages.map((message) => JSON.stringify(message));
-    const key = this.write("saveRunMessages", () =>
-      writeRunMessages(this.prepare, { runId, fromIndex, bodies, key: this.runKeys.get(runId) }),
-    );
-    this.rememberRunKey(runId, key);
+    this.write("saveRunMessages", () => writeRunMessages(this.prepare, { runId, fromIndex, bodies }));
   }
 
   /**
@@ -432,22 +420,15 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     // Serialised before the transaction, as in the single writes.
     const body = JSON.stringify(stored);
     const bodies = messages === null ? null : messages.items.map((message) => JSON.stringify(message));
-    const known = this.runKeys.get(runId);
     const key = this.write("commitCheckpoint", () => {
-      const written =
-        messages === null
-          ? known
-          : writeRunMessages(this.prepare, {
-              runId,
-              fromIndex: messages.fromIndex,
-              bodies: bodies as string[],
-              key: known,
-            });
-      const key = insertRunEvents(this.prepare, { runId, events, key: written });
+      let key = this.runKeys.get(runId);
+      if (messages !== null)
+        key = writeRunMessages(this.prepare, { runId, fromIndex: messages.fromIndex, bodies: bodies!, key });
+      key = insertRunEvents(this.prepare, { runId, events, key });
       this.insertCheckpoint(sessionId, stored, body);
       return key;
     });
-    this.rememberRunKey(runId, key);
+    this.runKeys.remember(runId, key);
     return { ...stored };
   }
 
@@ -561,13 +542,6 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
    */
   private write<R>(operation: string, work: () => R): R {
     return this.run(operation, () => this.database().transaction(work));
-  }
-
-  /** After a commit: remember the run's key, forgetting the oldest beyond {@link RUN_KEYS_KEPT}. */
-  private rememberRunKey(runId: string, key: number | undefined): void {
-    if (key === undefined || this.runKeys.has(runId)) return;
-    this.runKeys.set(runId, key);
-    if (this.runKeys.size > RUN_KEYS_KEPT) this.runKeys.delete(this.runKeys.keys().next().value as string);
   }
 
   // Not INSERT OR IGNORE: that rewrites sqlite_sequence, a WAL page a checkpoint, even when the row exists.
