@@ -8,7 +8,8 @@
  *
  * A count of instructions with `runs` = 120, minus the same with 40, over 21 × 80, is what one commit costs in the
  * store (with renaming the recorded commits for each run, a few thousand instructions). Both counts include the
- * warm-up's optimising compiles, which go on for a few hundred commits, so the difference holds none of them.
+ * warm-up's optimising compiles, which go on for a few hundred commits, so the difference holds few of them;
+ * `callgrind_annotate` shows what is left of them (`compiler::`) and of garbage collection, which varies more.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
