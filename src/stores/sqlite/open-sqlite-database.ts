@@ -5,7 +5,8 @@ export type SqliteValue = string | number | bigint | null | Uint8Array;
 
 /** A prepared statement: the part both bindings share (better-sqlite3's shape). */
 export interface SqliteStatement {
-  run(...params: SqliteValue[]): unknown;
+  /** Run it; `changes` counts the rows it inserted, updated or deleted. */
+  run(...params: SqliteValue[]): { changes: number | bigint };
   /** The first row, or undefined when there is none. */
   get(...params: SqliteValue[]): Record<string, unknown> | undefined;
   all(...params: SqliteValue[]): Record<string, unknown>[];

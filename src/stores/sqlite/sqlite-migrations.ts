@@ -8,6 +8,17 @@ export interface SqliteMigration {
   readonly sql: string;
 }
 
+/** A trigger that gives a checkpoint written by `event` its session's row when the row is missing. */
+function checkpointSessionTrigger(event: string): string {
+  return `
+    CREATE TRIGGER checkpoints_session_${event.toLowerCase()} AFTER ${event} ON checkpoints
+    WHEN NOT EXISTS (SELECT 1 FROM sessions WHERE session_id = NEW.session_id)
+    BEGIN
+      INSERT INTO sessions (session_id, state, schema_version, created_at, updated_at)
+      VALUES (NEW.session_id, '{}', NEW.schema_version, NEW.created_at, NEW.created_at);
+    END;`;
+}
+
 /**
  * The SQLite store's migrations, oldest first. Never edit one that has shipped: files that already applied it
  * would not see the change. Add a new version instead.
@@ -142,6 +153,14 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       DROP TABLE checkpoints;
       ALTER TABLE checkpoints_v3 RENAME TO checkpoints;
     `,
+  },
+  {
+    version: 4,
+    description: "a checkpoint's session row made by trigger",
+    // A checkpoint belongs to a session that has a row in `sessions`. The store made sure of it with a statement
+    // of its own before each checkpoint write; a trigger does the same check inside SQLite, in the same
+    // transaction, without another call through the binding. It writes nothing when the row exists.
+    sql: ["INSERT", "UPDATE"].map(checkpointSessionTrigger).join("\n"),
   },
 ];
 

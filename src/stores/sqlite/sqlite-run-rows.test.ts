@@ -190,6 +190,44 @@ describe("sqlite run rows (migration level 3)", () => {
     }
   });
 
+  it("remembers a run's key only once its commit is stored: a refused first commit lends it to no one", async () => {
+    const manager = await SqliteSessionManager.open({ dbPath: freshPath() });
+    const message = (content: string) => ({ role: "user" as const, content });
+    const commit = (runId: string, sequence: number, fromIndex: number) =>
+      manager.commitCheckpoint({
+        sessionId: "s",
+        runId,
+        events: [event(runId, sequence)],
+        messages: { fromIndex, items: [message(`${runId}${fromIndex}`)] },
+        checkpoint: {
+          checkpointId: `${runId}:${sequence}`,
+          state: {},
+          transcriptLength: 1,
+          artifactCount: 0,
+        },
+      });
+    try {
+      // The messages give "a" a key inside the transaction; the event then refuses it, and the key goes with it.
+      await expect(commit("a", 2 ** 32, 0)).rejects.toMatchObject({ code: "store.query" });
+      await commit("b", 1, 0);
+      await commit("a", 1, 0);
+      await commit("a", 2, 1);
+      // Appended at the stored length, rewritten below it, refused beyond it.
+      await commit("b", 2, 1);
+      await commit("b", 3, 1);
+      await expect(commit("b", 4, 5)).rejects.toMatchObject({ code: "store.transcript_gap" });
+      expect((await manager.loadEvents("a")).map((e) => [e.runId, e.sequence])).toEqual([
+        ["a", 1],
+        ["a", 2],
+      ]);
+      expect((await manager.loadEvents("b")).map((e) => e.sequence)).toEqual([1, 2, 3]);
+      expect(await manager.loadRunMessages("a")).toEqual([message("a0"), message("a1")]);
+      expect(await manager.loadRunMessages("b")).toEqual([message("b0"), message("b1")]);
+    } finally {
+      await manager.close();
+    }
+  });
+
   it("writes a checkpoint commit in a handful of WAL pages, not one per table and index", async () => {
     const dbPath = freshPath();
     const manager = await SqliteSessionManager.open({ dbPath });

@@ -8,7 +8,7 @@ import { ERROR_CODES } from "../../errors/error-codes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import { SESSION_SCHEMA_VERSION } from "../../sessions/session-manager.js";
 import { checkTranscriptIndex, storedEventOf } from "../../sessions/session-records.js";
-import type { SqliteStatement } from "./open-sqlite-database.js";
+import type { SqliteStatement, SqliteValue } from "./open-sqlite-database.js";
 
 /** A cached prepared statement for a SQL text. */
 export type PrepareStatement = (sql: string) => SqliteStatement;
@@ -50,68 +50,90 @@ function checkPosition(runId: string, what: string, position: number): void {
   );
 }
 
-/** Insert events, skipping sequences already stored (a retried batch is harmless); `key` when known. */
+/**
+ * Insert events, skipping sequences already stored (a retried batch is harmless); `key` when known. Returns the
+ * run's key.
+ */
 export function insertRunEvents(
   prepare: PrepareStatement,
   write: { runId: string; events: readonly RuntimeEvent[]; key?: number | undefined },
-): void {
+): number | undefined {
   const { runId, events } = write;
-  if (events.length === 0) return;
+  if (events.length === 0) return write.key;
   for (const event of events) checkPosition(runId, "event sequence", event.sequence);
   const key = write.key ?? runKeyOf(prepare, runId);
-  const rows = events.map((event) => ({
-    position: event.sequence,
-    body: JSON.stringify(storedEventOf(event)),
-  }));
-  insertRows(prepare, { verb: "INSERT OR IGNORE", table: "run_events", key, rows });
+  const params: SqliteValue[] = [key, SESSION_SCHEMA_VERSION];
+  for (let start = 0; start < events.length; start += ROWS_PER_STATEMENT) {
+    const count = Math.min(ROWS_PER_STATEMENT, events.length - start);
+    params.length = 2;
+    for (let index = start; index < start + count; index++) {
+      const event = events[index]!;
+      params.push(event.sequence, JSON.stringify(storedEventOf(event)));
+    }
+    prepare(insertSql("events", count)).run(...params);
+  }
+  return key;
 }
 
 /** Rows per insert statement: one statement per batch rather than per row is most of the saving. */
 const ROWS_PER_STATEMENT = 16;
 
 /**
- * Insert rows of a run with as few statements as possible: each statement call crosses into the binding and
- * steps the VM once however many rows it carries. `INSERT OR IGNORE` skips each row already stored on its own.
+ * The position one past the run's last row of `run_messages`, read as one seek to the end of the run's rowid
+ * range (a `max()` over a range would visit every row of it). `?1` is the run's key.
  */
-function insertRows(
-  prepare: PrepareStatement,
-  insert: {
-    verb: "INSERT" | "INSERT OR IGNORE";
-    table: "run_events" | "run_messages";
-    key: number;
-    rows: readonly { position: number; body: string }[];
-  },
-): void {
-  const { verb, table, key, rows } = insert;
-  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
-    const batch = rows.slice(start, start + ROWS_PER_STATEMENT);
-    const values = batch.map((_, i) => `((?1 << 32) | ?${3 + 2 * i}, ?${4 + 2 * i}, ?2)`).join(", ");
-    const params: (string | number)[] = [key, SESSION_SCHEMA_VERSION];
-    for (const row of batch) params.push(row.position, row.body);
-    prepare(`${verb} INTO ${table} (id, body, schema_version) VALUES ${values}`).run(...params);
+const STORED_LENGTH = `coalesce((SELECT (id & ${MAX_POSITION}) + 1 FROM run_messages
+  WHERE id >= (?1 << 32) AND id < ((?1 + 1) << 32) ORDER BY id DESC LIMIT 1), 0)`;
+
+/** How a batch of a run's rows is inserted: its events, its messages, or its messages as an append. */
+type RowInsert = "events" | "messages" | "append";
+
+/** SQL texts by insert and row count, so a commit neither rebuilds one nor hashes a new string to find it. */
+const sqlTexts: Record<RowInsert, string[]> = { events: [], messages: [], append: [] };
+
+/** The SQL text of `insert` for `count` rows; positions and bodies are bound in pairs after the fixed params. */
+function insertSql(insert: RowInsert, count: number): string {
+  const texts = sqlTexts[insert];
+  let sql = texts[count];
+  if (sql === undefined) {
+    // ?1 is the run's key and ?2 the schema version; an append's ?3 is the stored length it expects.
+    const first = insert === "append" ? 4 : 3;
+    const pairs = Array.from({ length: count }, (_, i) => [`?${first + 2 * i}`, `?${first + 1 + 2 * i}`]);
+    const columns = "(id, body, schema_version)";
+    if (insert === "append") {
+      // The rows go in only when the run's stored length is ?3: anything else (a rewrite, a gap) inserts
+      // nothing and takes the checked way.
+      const rows = pairs.map(([position, body]) => `(${position}, ${body})`).join(", ");
+      sql = `INSERT INTO run_messages ${columns}
+        SELECT (?1 << 32) | column1, column2, ?2 FROM (VALUES ${rows}) WHERE ${STORED_LENGTH} = ?3`;
+    } else {
+      const rows = pairs.map(([position, body]) => `((?1 << 32) | ${position}, ${body}, ?2)`).join(", ");
+      const head = insert === "events" ? "INSERT OR IGNORE INTO run_events" : "INSERT INTO run_messages";
+      sql = `${head} ${columns} VALUES ${rows}`;
+    }
+    texts[count] = sql;
   }
+  return sql;
 }
 
 /**
  * Write a run's transcript from `fromIndex` on: the stored length is read under the transaction's write lock,
  * then the tail from `fromIndex` is deleted and the serialised messages inserted at their indexes. A gap throws
- * before anything is written. Returns the run's key when it has one, for the writes that follow.
+ * before anything is written. An append at the stored length, the usual write, is one statement that checks the
+ * length itself. Returns the run's key when it has one, for the writes that follow; `key` when known.
  */
 export function writeRunMessages(
   prepare: PrepareStatement,
-  write: { runId: string; fromIndex: number; bodies: readonly string[] },
+  write: { runId: string; fromIndex: number; bodies: readonly string[]; key?: number | undefined },
 ): number | undefined {
   const { runId, fromIndex, bodies } = write;
-  const existing = findRunKey(prepare, runId);
+  const existing = write.key ?? findRunKey(prepare, runId);
+  if (existing !== undefined && appendMessages(prepare, { key: existing, fromIndex, bodies }))
+    return existing;
   const stored =
     existing === undefined
       ? 0
-      : Number(
-          prepare(
-            `SELECT coalesce((max(id) & ${MAX_POSITION}) + 1, 0) AS length FROM run_messages
-             WHERE id >= (?1 << 32) AND id < ((?1 + 1) << 32)`,
-          ).get(existing)?.length ?? 0,
-        );
+      : Number(prepare(`SELECT ${STORED_LENGTH} AS length`).get(existing)?.length ?? 0);
   checkTranscriptIndex(runId, fromIndex, stored);
   checkPosition(runId, "message index", fromIndex + Math.max(0, bodies.length - 1));
   if (existing !== undefined && fromIndex < stored)
@@ -121,9 +143,32 @@ export function writeRunMessages(
     );
   if (bodies.length === 0) return existing;
   const key = existing ?? runKeyOf(prepare, runId);
-  const rows = bodies.map((body, index) => ({ position: fromIndex + index, body }));
-  insertRows(prepare, { verb: "INSERT", table: "run_messages", key, rows });
+  const params: SqliteValue[] = [key, SESSION_SCHEMA_VERSION];
+  for (let start = 0; start < bodies.length; start += ROWS_PER_STATEMENT) {
+    const count = Math.min(ROWS_PER_STATEMENT, bodies.length - start);
+    params.length = 2;
+    for (let index = start; index < start + count; index++) params.push(fromIndex + index, bodies[index]!);
+    prepare(insertSql("messages", count)).run(...params);
+  }
   return key;
+}
+
+/**
+ * Append up to one statement's rows when `fromIndex` is the stored length; false when it wrote nothing (not an
+ * append, too many rows, or an index the checked way must refuse with its own error).
+ */
+function appendMessages(
+  prepare: PrepareStatement,
+  append: { key: number; fromIndex: number; bodies: readonly string[] },
+): boolean {
+  const { key, fromIndex, bodies } = append;
+  const count = bodies.length;
+  if (count === 0 || count > ROWS_PER_STATEMENT) return false;
+  if (!Number.isInteger(fromIndex) || fromIndex < 0 || fromIndex + count - 1 > MAX_POSITION) return false;
+  const params: SqliteValue[] = [key, SESSION_SCHEMA_VERSION, fromIndex];
+  for (let index = 0; index < count; index++) params.push(fromIndex + index, bodies[index]!);
+  const result = prepare(insertSql("append", count)).run(...params);
+  return Number(result.changes) === count;
 }
 
 /** The run's rows of `table` from position `from` (an integer) up to `below` (exclusive), in order. */

@@ -32,6 +32,7 @@ import {
   type SqliteStatement,
 } from "./open-sqlite-database.js";
 import { migrateSqlite } from "./sqlite-migrations.js";
+import { SqliteRunKeys } from "./sqlite-run-keys.js";
 import { insertRunEvents, loadRunRows, writeRunMessages } from "./sqlite-run-rows.js";
 import { isSqliteBusy, toSqliteStoreError } from "./to-sqlite-store-error.js";
 
@@ -69,6 +70,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   private readonly lock = new SessionLock();
   private readonly held = new Map<string, HeldScope>();
   private readonly statements = new Map<string, SqliteStatement>();
+  private readonly runKeys = new SqliteRunKeys();
   private readonly owner = makeLockOwner();
   private readonly dbPath: string;
   private readonly wal: boolean;
@@ -418,18 +420,15 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     // Serialised before the transaction, as in the single writes.
     const body = JSON.stringify(stored);
     const bodies = messages === null ? null : messages.items.map((message) => JSON.stringify(message));
-    this.write("commitCheckpoint", () => {
-      const key =
-        messages === null
-          ? undefined
-          : writeRunMessages(this.prepare, {
-              runId,
-              fromIndex: messages.fromIndex,
-              bodies: bodies as string[],
-            });
-      insertRunEvents(this.prepare, { runId, events, key });
+    const key = this.write("commitCheckpoint", () => {
+      let key = this.runKeys.get(runId);
+      if (messages !== null)
+        key = writeRunMessages(this.prepare, { runId, fromIndex: messages.fromIndex, bodies: bodies!, key });
+      key = insertRunEvents(this.prepare, { runId, events, key });
       this.insertCheckpoint(sessionId, stored, body);
+      return key;
     });
+    this.runKeys.remember(runId, key);
     return { ...stored };
   }
 
@@ -458,6 +457,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     const db = this.db ?? (await this.opening?.catch(() => undefined));
     this.db = undefined;
     this.statements.clear();
+    this.runKeys.clear();
     if (db === undefined) return;
     try {
       // A scope still running when its manager closes must not leave other processes waiting on a live pid.
@@ -553,9 +553,11 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     ).run(sessionId, SESSION_SCHEMA_VERSION, now);
   }
 
-  /** Inside a transaction: upsert a stamped checkpoint; a replaced one keeps its `ord`, so its list position. */
+  /**
+   * Inside a transaction: upsert a stamped checkpoint; a replaced one keeps its `ord`, so its list position. The
+   * session's row, when missing, is made by the table's triggers (migration 4).
+   */
   private insertCheckpoint(sessionId: string, stored: SessionCheckpoint, body: string): void {
-    this.ensureSession(sessionId);
     this.stmt(
       `INSERT INTO checkpoints (session_id, checkpoint_id, body, schema_version, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (session_id, checkpoint_id) DO UPDATE
