@@ -6,7 +6,6 @@ import type { Message } from "../../contracts/message.js";
 import type { RunRecord, RunStatus } from "../../contracts/run-types.js";
 import type { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { PluginConfigError } from "../../errors/error-classes.js";
-import { KeelError } from "../../errors/keel-error.js";
 import { enterSessionScope, type HeldScope } from "../../sessions/enter-session-scope.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
 import {
@@ -34,7 +33,7 @@ import {
 import { migrateSqlite } from "./sqlite-migrations.js";
 import { SqliteRunKeys } from "./sqlite-run-keys.js";
 import { insertRunEvents, loadRunRows, writeRunMessages } from "./sqlite-run-rows.js";
-import { isSqliteBusy, toSqliteStoreError } from "./to-sqlite-store-error.js";
+import { isSqliteBusy, sqliteStoreClosedError, toSqliteStoreError } from "./to-sqlite-store-error.js";
 
 /** SQLite `PRAGMA synchronous` levels. */
 export type SqliteSynchronous = "OFF" | "NORMAL" | "FULL" | "EXTRA";
@@ -120,7 +119,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
 
   /** Load the binding, open the file and migrate it; later calls share the first one's outcome. */
   ready(): Promise<SqliteDatabase> {
-    if (this.closed) return Promise.reject(this.closedError());
+    if (this.closed) return Promise.reject(sqliteStoreClosedError());
     this.opening ??= this.openDatabase().catch((error: unknown) => {
       // Let a later call try again: the package may have been installed, the directory made.
       this.opening = undefined;
@@ -483,7 +482,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     }
     if (this.closed) {
       db.close();
-      throw this.closedError();
+      throw sqliteStoreClosedError();
     }
     this.db = db;
     return db;
@@ -521,7 +520,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   }
 
   private database(): SqliteDatabase {
-    if (this.closed || this.db === undefined) throw this.closedError();
+    if (this.closed || this.db === undefined) throw sqliteStoreClosedError();
     return this.db;
   }
 
@@ -591,12 +590,5 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   /** Check and parse a stored row's JSON, naming its table and key (the store adds its file) when refused. */
   private parse<T>(version: unknown, body: unknown, where: Omit<SqliteRowLocation, "dbPath">): T {
     return checkSqliteRow<T>(version, body, { dbPath: this.dbPath, ...where });
-  }
-
-  private closedError(): KeelError {
-    return new KeelError("sqlite store: the session manager is closed", {
-      code: "store.closed",
-      hint: "Create a new SqliteSessionManager; close() closed its database file.",
-    });
   }
 }

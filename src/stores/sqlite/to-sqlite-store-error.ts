@@ -1,5 +1,13 @@
 import { KeelError } from "../../errors/keel-error.js";
 
+/** What a closed store's calls are refused with. */
+export function sqliteStoreClosedError(): KeelError {
+  return new KeelError("sqlite store: the session manager is closed", {
+    code: "store.closed",
+    hint: "Create a new SqliteSessionManager; close() closed its database file.",
+  });
+}
+
 /** SQLite primary result codes the store tells apart (`errcode & 0xff`). */
 const SQLITE_BUSY = 5;
 const SQLITE_LOCKED = 6;
