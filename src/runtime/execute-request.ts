@@ -1,17 +1,14 @@
-import { createRunUsage, type RunRecord, type RunRequest, type RunResult } from "../contracts/run-types.js";
-import type { EventBus, RuntimeEvent } from "../contracts/runtime-event.js";
+import { createRunUsage, type RunRecord, type RunResult } from "../contracts/run-types.js";
+import type { RuntimeEvent } from "../contracts/runtime-event.js";
 import { PermanentToolError, RunBusyError } from "../errors/error-classes.js";
 import { ERROR_CODES } from "../errors/error-codes.js";
 import { KeelError, toErrorDetails } from "../errors/keel-error.js";
-import type { RunEventLog, RunEventSpill } from "../events/run-event-log.js";
+import type { RunEventSpill } from "../events/run-event-log.js";
 import { getLogger } from "../logging/logger.js";
-import type { CancelScope } from "../loop/cancel-scope.js";
-import type { ToolDecision } from "../loop/decisions.js";
 import type { ResolvedAgent } from "../loop/resolved-agent.js";
-import { checkResumeDecisions, loadForResume, type PreparedResume } from "../loop/resume/index.js";
+import { checkResumeDecisions, loadForResume } from "../loop/resume/index.js";
 import type { RunLoopInput } from "../loop/run-loop-input.js";
 import { transitionRun } from "../loop/run-status.js";
-import type { RuntimePlugin } from "../loop/runtime-plugin.js";
 import { runStatusOf } from "../loop/termination.js";
 import { policyForRun } from "../permissions/run-policy.js";
 import { RunFolder } from "../run-folders/run-folder.js";
@@ -20,35 +17,10 @@ import type { SessionManager, SessionScopeOptions } from "../sessions/session-ma
 import { storeAsJson, storeAsJsonNow } from "../sessions/store-as-json.js";
 import { StoreOutage } from "../sessions/store-outage.js";
 import { waitOutStoreOutages } from "../sessions/wait-out-store-outages.js";
-import type { SessionSkillSummary, SkillsManager } from "../skills/skills-manager.js";
+import type { SessionSkillSummary } from "../skills/skills-manager.js";
 import { isoNow } from "../util/iso-now.js";
+import type { ExecuteRequestInput } from "./execute-request-input.js";
 import { persistOutcome, storeWentAway } from "./persist-outcome.js";
-
-export interface ExecuteRequestInput {
-  agent: ResolvedAgent;
-  request: RunRequest & { runId: string; sessionId: string };
-  log: RunEventLog;
-  scope: CancelScope;
-  eventBus: EventBus;
-  sessionManager: SessionManager;
-  skills: SkillsManager;
-  runtime: RuntimePlugin;
-  /** The request resumes a checkpoint. */
-  resume?: PreparedResume;
-  /** Decisions for the suspended calls of the checkpoint it resumes. */
-  decisions?: readonly ToolDecision[];
-  /** Receives the session scope's token once the run holds it. */
-  session?: { token?: symbol };
-  /** Re-enter a scope of the session the caller holds (a child run sharing its parent's session). */
-  reentrantToken?: symbol;
-  /** The runtime made the session up for this run: the store may forget it sooner once idle. */
-  generatedSession?: boolean;
-  /**
-   * Called once the run is over, just before its result settles: after its final record is stored, or as a
-   * refused resume rejects. One call at the end rather than a `.finally` link, which a parked run would hold.
-   */
-  onEnd?: () => void;
-}
 
 const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
 

@@ -8,7 +8,7 @@ import type { RunLoopOutcome } from "../loop/run-loop-input.js";
 import { immediateWritesOf } from "../sessions/in-memory-session-manager.js";
 import type { SessionManager } from "../sessions/session-manager.js";
 import { storeAsJson, storeAsJsonNow } from "../sessions/store-as-json.js";
-import type { ExecuteRequestInput } from "./execute-request.js";
+import type { ExecuteRequestInput } from "./execute-request-input.js";
 
 /**
  * What a finished run leaves in its session. A store failure here is logged; the run's result stands. With the

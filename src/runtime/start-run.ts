@@ -8,7 +8,8 @@ import { type PreparedResume, prepareResume, resumeSessionId } from "../loop/res
 import { newId } from "../util/new-id.js";
 import type { AgentCache } from "./agent-cache.js";
 import { checkRunRequest } from "./check-run-request.js";
-import { type ExecuteRequestInput, executeRequest } from "./execute-request.js";
+import { executeRequest } from "./execute-request.js";
+import type { ExecuteRequestInput } from "./execute-request-input.js";
 import type { LiveRun, LiveRuns } from "./live-runs.js";
 
 /** What starting a run needs of the runtime. */
