@@ -562,10 +562,10 @@ export class InMemorySessionManager implements SessionManager, CheckpointCommitt
 }
 
 /**
- * Empty a dropped log. V8 keeps a \`Map\`'s table in the old generation once the map is old, and a table the map
+ * Empty a dropped log. V8 keeps a `Map`'s table in the old generation once the map is old, and a table the map
  * outgrew stays there, still pointing at the entries it held, until the next full collection. A dropped entry
  * left whole would keep its run's events and transcript alive through every scavenge until then, promoting them:
- * with a few runs kept, that was most of what S1's scavenges copied.
+ * with a few runs kept, that was most of what a busy process's scavenges copied.
  */
 function forgetLog(log: RunLog): void {
   log.events = null;
