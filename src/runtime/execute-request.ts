@@ -20,7 +20,7 @@ import { waitOutStoreOutages } from "../sessions/wait-out-store-outages.js";
 import type { SessionSkillSummary } from "../skills/skills-manager.js";
 import { isoNow } from "../util/iso-now.js";
 import type { ExecuteRequestInput } from "./execute-request-input.js";
-import { persistOutcome, storeWentAway } from "./persist-outcome.js";
+import { notStored, persistOutcome, storeWentAway } from "./persist-outcome.js";
 
 const preflighted = new WeakMap<ResolvedAgent, Set<string>>();
 
@@ -337,14 +337,9 @@ function storeFinished(
     );
     storeAsJsonNow(runId, "record", record, writes.saveFinalRun);
   } catch (error) {
-    runNotStored(input, result, error);
+    notStored(result, `run ${input.request.runId}`, error);
   }
   return result;
-}
-
-function runNotStored(input: ExecuteRequestInput, result: RunResult, error: unknown): void {
-  getLogger().error(`Could not store run ${input.request.runId}: ${(error as Error).message}`);
-  result.metadata.storeError = (error as Error).message;
 }
 
 /** The run's events and final record through the store's promises. */
@@ -369,7 +364,7 @@ async function storeRunInTime(
       write: (safe) => sessionManager.saveRun(safe),
     });
   } catch (error) {
-    runNotStored(input, result, error);
+    notStored(result, `run ${input.request.runId}`, error);
   }
   return result;
 }

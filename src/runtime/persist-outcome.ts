@@ -37,7 +37,7 @@ export function persistOutcome(
     for (const artifact of result.artifacts)
       storeAsJsonNow(runId, "artifact", artifact, (safe) => writes.saveArtifact(sessionId, safe));
   } catch (error) {
-    messagesNotStored(input, result, error);
+    notStored(result, `the messages of run ${input.request.runId}`, error);
   }
   return result;
 }
@@ -52,10 +52,9 @@ function transcriptToStore(outcome: RunLoopOutcome): number | null {
   return stored !== null && stored !== length ? Math.min(stored, length) : null;
 }
 
-function messagesNotStored(input: ExecuteRequestInput, result: RunResult, error: unknown): void {
-  getLogger().error(
-    `Could not store the messages of run ${input.request.runId}: ${(error as Error).message}`,
-  );
+/** A store write of the run's end failed: logged, and noted on the result, which stands. */
+export function notStored(result: RunResult, what: string, error: unknown): void {
+  getLogger().error(`Could not store ${what}: ${(error as Error).message}`);
   result.metadata.storeError = (error as Error).message;
 }
 
@@ -97,7 +96,7 @@ async function persistOutcomeInTime(input: ExecuteRequestInput, outcome: RunLoop
         write: (safe) => sessionManager.saveArtifact(request.sessionId, safe),
       });
   } catch (error) {
-    messagesNotStored(input, result, error);
+    notStored(result, `the messages of run ${input.request.runId}`, error);
   }
   return result;
 }
