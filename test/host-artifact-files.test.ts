@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { AppConfigSchema } from "../src/config/app-config-schema.js";
+import { appConfigSchema } from "../src/config/app-config-schema.js";
 import type { KeelConfig } from "../src/config/keel-config.js";
 import {
   ActionChannel,
@@ -50,7 +50,7 @@ const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes
 
 async function servedRunner(transport: MessageTransport, profile: WireProfile = "seed") {
   const runtime = await Runtime.fromDict(CONFIG);
-  const agents = AppConfigSchema.parse(CONFIG).agents;
+  const agents = appConfigSchema().parse(CONFIG).agents;
   const { channel } = serveKeelRunner({ runtime, agents, transport, profile });
   cleanups.push(async () => {
     await channel.close();

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { AppConfigSchema } from "../src/config/app-config-schema.js";
+import { appConfigSchema } from "../src/config/app-config-schema.js";
 import {
   type LanguageModel,
   MODEL_SPECIFICATION_VERSION,
@@ -46,7 +46,7 @@ async function attachKeel(model: LanguageModel, tools?: KeelHostOptions["tools"]
   const [hostEnd, runnerEnd] = createInMemoryTransportPair();
   const { channel } = serveKeelRunner({
     runtime,
-    agents: AppConfigSchema.parse(HOST_RUNNER_CONFIG).agents,
+    agents: appConfigSchema().parse(HOST_RUNNER_CONFIG).agents,
     transport: runnerEnd,
   });
   const test = createTestHost({ models: { "model-1": model }, ...(tools ? { tools } : {}) });
@@ -132,7 +132,7 @@ describe("the newest text's action names", () => {
     const [hostEnd, runnerEnd] = createInMemoryTransportPair();
     const served = serveKeelRunner({
       runtime,
-      agents: AppConfigSchema.parse(HOST_RUNNER_CONFIG).agents,
+      agents: appConfigSchema().parse(HOST_RUNNER_CONFIG).agents,
       transport: runnerEnd,
     });
     const host = new ActionChannel({ transport: hostEnd });

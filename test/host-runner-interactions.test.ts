@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { AppConfigSchema } from "../src/config/app-config-schema.js";
+import { appConfigSchema } from "../src/config/app-config-schema.js";
 import type { AgentEventEnvelopeInput, AgentRunResult, PendingInteraction } from "../src/host/index.js";
 import { createInMemoryTransportPair, serveKeelRunner } from "../src/host/index.js";
 import { defineTool, Runtime, SuspendToolCall } from "../src/index.js";
@@ -42,7 +42,7 @@ async function setUp() {
   const [hostEnd, runnerEnd] = createInMemoryTransportPair();
   const { channel } = serveKeelRunner({
     runtime,
-    agents: AppConfigSchema.parse(HOST_RUNNER_CONFIG).agents,
+    agents: appConfigSchema().parse(HOST_RUNNER_CONFIG).agents,
     transport: runnerEnd,
   });
   const requested: PendingInteraction[] = [];

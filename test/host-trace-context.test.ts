@@ -1,6 +1,6 @@
 import { context, trace } from "@opentelemetry/api";
 import { afterEach, describe, expect, it } from "vitest";
-import { AppConfigSchema } from "../src/config/app-config-schema.js";
+import { appConfigSchema } from "../src/config/app-config-schema.js";
 import { createInMemoryTransportPair, serveKeelRunner } from "../src/host/index.js";
 import { createOtelBridge, Runtime } from "../src/index.js";
 import {
@@ -42,7 +42,7 @@ async function setUp() {
   };
   const { channel } = serveKeelRunner({
     runtime,
-    agents: AppConfigSchema.parse(HOST_RUNNER_CONFIG).agents,
+    agents: appConfigSchema().parse(HOST_RUNNER_CONFIG).agents,
     transport: runnerEnd,
   });
   const { host } = createTestHost();

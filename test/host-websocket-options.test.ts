@@ -2,7 +2,7 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
-import { AppConfigSchema } from "../src/config/app-config-schema.js";
+import { appConfigSchema } from "../src/config/app-config-schema.js";
 import { listenKeelRunner } from "../src/host/index.js";
 import { openWebSocket } from "../src/host/transport/websocket-transport.js";
 import { Runtime } from "../src/index.js";
@@ -24,7 +24,7 @@ describe("WebSocket compression", () => {
     const runtime = await Runtime.fromDict(HOST_RUNNER_CONFIG);
     const server = await listenKeelRunner({
       runtime,
-      agents: AppConfigSchema.parse(HOST_RUNNER_CONFIG).agents,
+      agents: appConfigSchema().parse(HOST_RUNNER_CONFIG).agents,
       url: "ws://127.0.0.1:0/control/ws",
     });
     closers.push(async () => {

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { type AddressInfo, createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { AppConfigSchema } from "../src/config/app-config-schema.js";
+import { appConfigSchema } from "../src/config/app-config-schema.js";
 import { type AttachedRuntime, type KeelRunnerServer, listenKeelRunner } from "../src/host/index.js";
 import { reconnectDelayMs, reconnectPolicyOf } from "../src/host/transport/reconnect-policy.js";
 import { Runtime } from "../src/index.js";
@@ -31,7 +31,7 @@ async function startRunner(port = 0): Promise<KeelRunnerServer> {
   const runtime = await Runtime.fromDict(HOST_RUNNER_CONFIG);
   const server = await listenKeelRunner({
     runtime,
-    agents: AppConfigSchema.parse(HOST_RUNNER_CONFIG).agents,
+    agents: appConfigSchema().parse(HOST_RUNNER_CONFIG).agents,
     url: `ws://127.0.0.1:${port}/control/ws`,
   });
   let closed = false;

@@ -3,10 +3,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { IN_MEMORY_SESSION_MANAGER_CONFIG } from "../src/builtins/builtin-session-managers.js";
-import { JSONL_FILE_SESSION_MANAGER_CONFIG } from "../src/stores/jsonl/register-jsonl-store.js";
-import { POSTGRES_STORE_CONFIG } from "../src/stores/postgres/register-postgres-store.js";
-import { SQLITE_STORE_CONFIG } from "../src/stores/sqlite/register-sqlite-store.js";
+import { inMemorySessionManagerConfig } from "../src/builtins/builtin-session-managers.js";
+import { jsonlFileSessionManagerConfig } from "../src/stores/jsonl/register-jsonl-store.js";
+import { postgresStoreConfig } from "../src/stores/postgres/register-postgres-store.js";
+import { sqliteStoreConfig } from "../src/stores/sqlite/register-sqlite-store.js";
 
 /** docs/stores.md documents every key each session store's config takes, and the README leads there. */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -14,10 +14,10 @@ const doc = readFileSync(path.join(root, "docs/stores.md"), "utf8");
 const readme = readFileSync(path.join(root, "README.md"), "utf8");
 
 const STORES: [string, z.ZodObject][] = [
-  ["in_memory", IN_MEMORY_SESSION_MANAGER_CONFIG],
-  ["jsonl_file", JSONL_FILE_SESSION_MANAGER_CONFIG],
-  ["sqlite", SQLITE_STORE_CONFIG],
-  ["postgres", POSTGRES_STORE_CONFIG],
+  ["in_memory", inMemorySessionManagerConfig()],
+  ["jsonl_file", jsonlFileSessionManagerConfig()],
+  ["sqlite", sqliteStoreConfig()],
+  ["postgres", postgresStoreConfig()],
 ];
 
 /** The text of the `## \`type\`` section. */

@@ -14,8 +14,9 @@ import {
 } from "../context/truncating-context-assembler.js";
 import { parsePluginConfig } from "../plugins/plugin-config.js";
 import { registerBuiltin } from "../plugins/plugin-registry.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 
-const passthroughConfigSchema = z.object({});
+const passthroughConfigSchema = builtOnFirstUse(() => z.object({}));
 
 /**
  * Register the builtin context assemblers `passthrough`, `truncating`, `sliding_window` and `head_tail`; calling
@@ -25,18 +26,25 @@ export function registerContextAssemblerBuiltins(): void {
   registerBuiltin({
     kind: "context_assembler",
     type: "passthrough",
-    configSchema: passthroughConfigSchema,
+    get configSchema() {
+      return passthroughConfigSchema();
+    },
     create(config) {
-      parsePluginConfig(passthroughConfigSchema, config, { kind: "context_assembler", type: "passthrough" });
+      parsePluginConfig(passthroughConfigSchema(), config, {
+        kind: "context_assembler",
+        type: "passthrough",
+      });
       return new PassthroughContextAssembler();
     },
   });
   registerBuiltin({
     kind: "context_assembler",
     type: "truncating",
-    configSchema: truncatingContextAssemblerConfigSchema,
+    get configSchema() {
+      return truncatingContextAssemblerConfigSchema();
+    },
     create(config) {
-      const parsed = parsePluginConfig(truncatingContextAssemblerConfigSchema, config, {
+      const parsed = parsePluginConfig(truncatingContextAssemblerConfigSchema(), config, {
         kind: "context_assembler",
         type: "truncating",
       });
@@ -51,9 +59,11 @@ export function registerContextAssemblerBuiltins(): void {
   registerBuiltin({
     kind: "context_assembler",
     type: "sliding_window",
-    configSchema: slidingWindowContextAssemblerConfigSchema,
+    get configSchema() {
+      return slidingWindowContextAssemblerConfigSchema();
+    },
     create(config) {
-      const parsed = parsePluginConfig(slidingWindowContextAssemblerConfigSchema, config, {
+      const parsed = parsePluginConfig(slidingWindowContextAssemblerConfigSchema(), config, {
         kind: "context_assembler",
         type: "sliding_window",
       });
@@ -67,9 +77,11 @@ export function registerContextAssemblerBuiltins(): void {
   registerBuiltin({
     kind: "context_assembler",
     type: "head_tail",
-    configSchema: headTailContextAssemblerConfigSchema,
+    get configSchema() {
+      return headTailContextAssemblerConfigSchema();
+    },
     create(config) {
-      const parsed = parsePluginConfig(headTailContextAssemblerConfigSchema, config, {
+      const parsed = parsePluginConfig(headTailContextAssemblerConfigSchema(), config, {
         kind: "context_assembler",
         type: "head_tail",
       });

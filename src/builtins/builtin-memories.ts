@@ -11,9 +11,14 @@ export function registerMemoryBuiltins(): void {
   registerBuiltin({
     kind: "memory",
     type: "buffer",
-    configSchema: bufferMemoryConfigSchema,
+    get configSchema() {
+      return bufferMemoryConfigSchema();
+    },
     create(config) {
-      const parsed = parsePluginConfig(bufferMemoryConfigSchema, config, { kind: "memory", type: "buffer" });
+      const parsed = parsePluginConfig(bufferMemoryConfigSchema(), config, {
+        kind: "memory",
+        type: "buffer",
+      });
       return new BufferMemory({
         stateKey: parsed.state_key,
         viewKey: parsed.view_key,
@@ -24,9 +29,11 @@ export function registerMemoryBuiltins(): void {
   registerBuiltin({
     kind: "memory",
     type: "window_buffer",
-    configSchema: windowBufferMemoryConfigSchema,
+    get configSchema() {
+      return windowBufferMemoryConfigSchema();
+    },
     create(config) {
-      const parsed = parsePluginConfig(windowBufferMemoryConfigSchema, config, {
+      const parsed = parsePluginConfig(windowBufferMemoryConfigSchema(), config, {
         kind: "memory",
         type: "window_buffer",
       });
@@ -40,9 +47,11 @@ export function registerMemoryBuiltins(): void {
   registerBuiltin({
     kind: "memory",
     type: "chain",
-    configSchema: chainMemoryConfigSchema,
+    get configSchema() {
+      return chainMemoryConfigSchema();
+    },
     async create(config, context) {
-      const parsed = parsePluginConfig(chainMemoryConfigSchema, config, { kind: "memory", type: "chain" });
+      const parsed = parsePluginConfig(chainMemoryConfigSchema(), config, { kind: "memory", type: "chain" });
       const memories: Memory[] = [];
       try {
         for (const ref of parsed.memories) memories.push(await context.load<Memory>("memory", ref));
@@ -57,11 +66,13 @@ export function registerMemoryBuiltins(): void {
   registerBuiltin({
     kind: "memory",
     type: "mem0",
-    configSchema: mem0MemoryConfigSchema,
+    get configSchema() {
+      return mem0MemoryConfigSchema();
+    },
     requiresPackage: MEM0_PACKAGE,
     create(config) {
       return Mem0Memory.create(
-        parsePluginConfig(mem0MemoryConfigSchema, config, { kind: "memory", type: "mem0" }),
+        parsePluginConfig(mem0MemoryConfigSchema(), config, { kind: "memory", type: "mem0" }),
       );
     },
   });

@@ -3,9 +3,15 @@ import type { Pattern } from "../patterns/pattern.js";
 import { PlanExecutePattern } from "../patterns/plan-execute-pattern.js";
 import { ReactPattern } from "../patterns/react-pattern.js";
 import { registerBuiltin } from "../plugins/plugin-registry.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 
 /** A pattern plugin yields a factory: every run gets a fresh pattern instance. */
 export type PatternFactory = () => Pattern;
+
+const reactConfig = builtOnFirstUse(() => z.object({}));
+const planExecuteConfig = builtOnFirstUse(() =>
+  z.object({ max_plan_steps: z.number().int().positive().default(8) }),
+);
 
 let registered = false;
 
@@ -16,13 +22,17 @@ export function registerPatternBuiltins(): void {
   registerBuiltin({
     kind: "pattern",
     type: "react",
-    configSchema: z.object({}),
+    get configSchema() {
+      return reactConfig();
+    },
     create: (): PatternFactory => () => new ReactPattern(),
   });
   registerBuiltin({
     kind: "pattern",
     type: "plan_execute",
-    configSchema: z.object({ max_plan_steps: z.number().int().positive().default(8) }),
+    get configSchema() {
+      return planExecuteConfig();
+    },
     create: (config): PatternFactory => {
       const maxPlanSteps = config.max_plan_steps as number;
       return () => new PlanExecutePattern({ maxPlanSteps });

@@ -8,19 +8,24 @@ import {
   InMemorySessionManager,
 } from "../sessions/in-memory-session-manager.js";
 import type { SessionManager } from "../sessions/session-manager.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 
 /** Config of the `in_memory` session manager. */
-export const IN_MEMORY_SESSION_MANAGER_CONFIG = z.object({
-  max_run_logs: z.number().int().positive().default(DEFAULT_MAX_RUN_LOGS),
-  max_runs: z.number().int().positive().default(DEFAULT_MAX_RUNS),
-  max_sessions: z.number().int().positive().default(DEFAULT_MAX_SESSIONS),
-  generated_session_ttl_ms: z.number().int().nonnegative().default(DEFAULT_GENERATED_SESSION_TTL_MS),
-});
+export const inMemorySessionManagerConfig = builtOnFirstUse(() =>
+  z.object({
+    max_run_logs: z.number().int().positive().default(DEFAULT_MAX_RUN_LOGS),
+    max_runs: z.number().int().positive().default(DEFAULT_MAX_RUNS),
+    max_sessions: z.number().int().positive().default(DEFAULT_MAX_SESSIONS),
+    generated_session_ttl_ms: z.number().int().nonnegative().default(DEFAULT_GENERATED_SESSION_TTL_MS),
+  }),
+);
 
 const inMemorySessionManager: PluginDefinition<SessionManager> = {
   kind: "session",
   type: "in_memory",
-  configSchema: IN_MEMORY_SESSION_MANAGER_CONFIG,
+  get configSchema() {
+    return inMemorySessionManagerConfig();
+  },
   create(config) {
     return new InMemorySessionManager({
       maxRunLogs: config.max_run_logs as number,

@@ -7,9 +7,11 @@ export function registerSkillsBuiltins(): void {
   registerBuiltin({
     kind: "skills",
     type: "local",
-    configSchema: localSkillsManagerConfigSchema,
+    get configSchema() {
+      return localSkillsManagerConfigSchema();
+    },
     create(config, context) {
-      const parsed = parsePluginConfig(localSkillsManagerConfigSchema, config, {
+      const parsed = parsePluginConfig(localSkillsManagerConfigSchema(), config, {
         kind: "skills",
         type: "local",
       });

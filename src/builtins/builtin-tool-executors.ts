@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import type { ToolExecutor } from "../contracts/tool.js";
 import { registerBuiltin } from "../plugins/plugin-registry.js";
 import { createSandboxProvider, sandboxSettingsFromConfig } from "../sandbox/sandbox-provider.js";
@@ -21,15 +22,19 @@ export function registerToolExecutorBuiltins(): void {
   registerBuiltin({
     kind: "tool_executor",
     type: "safe",
-    configSchema: safeToolExecutorConfigSchema,
+    get configSchema() {
+      return safeToolExecutorConfigSchema();
+    },
     create: (config) => new SafeToolExecutor(config),
   });
   registerBuiltin({
     kind: "tool_executor",
     type: "retry",
-    configSchema: retryToolExecutorConfigSchema,
+    get configSchema() {
+      return retryToolExecutorConfigSchema();
+    },
     create: async (config, context) => {
-      const { inner, ...options } = config as ReturnType<typeof retryToolExecutorConfigSchema.parse>;
+      const { inner, ...options } = config as z.output<ReturnType<typeof retryToolExecutorConfigSchema>>;
       return new RetryToolExecutor({
         ...options,
         inner: await context.load<ToolExecutor>("tool_executor", inner),
@@ -39,9 +44,11 @@ export function registerToolExecutorBuiltins(): void {
   registerBuiltin({
     kind: "tool_executor",
     type: "filesystem_aware",
-    configSchema: filesystemAwareToolExecutorConfigSchema,
+    get configSchema() {
+      return filesystemAwareToolExecutorConfigSchema();
+    },
     create: async (config, context) => {
-      const parsed = config as ReturnType<typeof filesystemAwareToolExecutorConfigSchema.parse>;
+      const parsed = config as z.output<ReturnType<typeof filesystemAwareToolExecutorConfigSchema>>;
       // The same sandbox the filesystem tools get: the agent's roots, else each run's workspace.
       const sandbox = createSandboxProvider(
         sandboxSettingsFromConfig(context.agent?.sandbox, context.baseDir),
@@ -57,7 +64,9 @@ export function registerToolExecutorBuiltins(): void {
     registerBuiltin({
       kind: "tool_executor",
       type,
-      configSchema: concurrentBatchToolExecutorConfigSchema,
+      get configSchema() {
+        return concurrentBatchToolExecutorConfigSchema();
+      },
       create: async (config, context) => {
         const inner = await context.load<ToolExecutor>("tool_executor", config.inner);
         return new ConcurrentBatchToolExecutor(inner, config.max_concurrency as number);

@@ -12,6 +12,7 @@ import type { OutputType } from "../contracts/run-types.js";
 import type { Tool } from "../contracts/tool.js";
 import { getLogger } from "../logging/logger.js";
 import { isStandardSchema } from "../schema/to-json-schema.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import { nearMatch } from "./near-match.js";
 
 /**
@@ -75,7 +76,7 @@ function componentEntry(seam: keyof typeof COMPONENT_METHODS, builtin: string) {
       z.custom<object>((value) => isComponentObject(value, methods), {
         message: `not a ${seam} component (needs ${methods.join(", ")})`,
       }),
-      PluginRefSchema,
+      pluginRefSchema(),
     ])
     .prefault({ type: builtin });
 }
@@ -95,17 +96,19 @@ const REF_HINT =
   '{"impl": "./plugins/my-memory.js#MyMemory"}.';
 
 // Selector names are trimmed, and an empty one (or null) is absent.
-const selectorName = z
-  .string()
-  .trim()
-  .nullish()
-  .transform((value) => value || undefined);
+const selectorName = builtOnFirstUse(() =>
+  z
+    .string()
+    .trim()
+    .nullish()
+    .transform((value) => value || undefined),
+);
 
-const refFields = {
-  type: selectorName,
-  impl: selectorName,
+const refFields = builtOnFirstUse(() => ({
+  type: selectorName(),
+  impl: selectorName(),
   config: z.record(z.string(), z.unknown()).default(() => ({})),
-};
+}));
 
 function checkRef(
   ref: { type?: string | undefined; impl?: string | undefined },
@@ -139,107 +142,119 @@ function checkRef(
 }
 
 /** `{type | impl, config?}`: a builtin (or registered) plugin by name, or an export of a module. */
-export const PluginRefSchema = z.strictObject(refFields).superRefine(checkRef);
+export const pluginRefSchema = builtOnFirstUse(() => z.strictObject(refFields()).superRefine(checkRef));
 
 /** A memory ref; `on_error: "continue"` keeps a run going when the memory fails. */
-export const MemoryRefSchema = z
-  .strictObject({ ...refFields, on_error: z.enum(["continue", "fail"]).default("continue") })
-  .superRefine(checkRef);
+export const memoryRefSchema = builtOnFirstUse(() =>
+  z
+    .strictObject({ ...refFields(), on_error: z.enum(["continue", "fail"]).default("continue") })
+    .superRefine(checkRef),
+);
 
 /** `{id, type | impl, enabled = true, config?}`; `id` is the name the model and patterns call the tool by. */
-export const ToolRefSchema = z
-  .strictObject({ id: z.string().trim().min(1), ...refFields, enabled: z.boolean().default(true) })
-  .superRefine(checkRef);
+export const toolRefSchema = builtOnFirstUse(() =>
+  z
+    .strictObject({ id: z.string().trim().min(1), ...refFields(), enabled: z.boolean().default(true) })
+    .superRefine(checkRef),
+);
 
 // In each union the code-first object comes first and the ref last; config-issues reports the last branch's
 // issues when nothing fits, because those say what a config file should hold.
 /** A `tools` entry: a ToolRef, or (code-first) a Tool object kept as it is. */
-export const ToolEntrySchema = z.union([
-  z.custom<Tool>(isToolObject, { message: "not a Tool" }),
-  ToolRefSchema,
-]);
+export const toolEntrySchema = builtOnFirstUse(() =>
+  z.union([z.custom<Tool>(isToolObject, { message: "not a Tool" }), toolRefSchema()]),
+);
 /** A `hooks` entry: a PluginRef, or (code-first) a Hook object kept as it is. */
-export const HookEntrySchema = z.union([
-  z.custom<Hook>(isHookObject, { message: "not a Hook" }),
-  PluginRefSchema,
-]);
+export const hookEntrySchema = builtOnFirstUse(() =>
+  z.union([z.custom<Hook>(isHookObject, { message: "not a Hook" }), pluginRefSchema()]),
+);
 /** A middleware entry of one level: a PluginRef, or (code-first) middleware kept as it is. */
 function middlewareEntry<M>() {
-  return z.union([z.custom<M>(isMiddlewareEntry, { message: "not middleware" }), PluginRefSchema]);
+  return z.union([z.custom<M>(isMiddlewareEntry, { message: "not middleware" }), pluginRefSchema()]);
 }
 /** A middleware entry of any level. */
-export const MiddlewareEntrySchema = middlewareEntry<AnyMiddleware>();
+export const middlewareEntrySchema = builtOnFirstUse(() => middlewareEntry<AnyMiddleware>());
 
 // ── options ──────────────────────────────────────────────────────────────────────────────────────────────
 
-const positiveInt = z.number().int().positive();
+const positiveInt = builtOnFirstUse(() => z.number().int().positive());
 
 /** A run's step limit: a whole number of model steps, one at least (with none, a run could not even answer). */
-const stepLimit = z.number().superRefine((value, ctx) => {
-  if (Number.isInteger(value) && value >= 1) return;
-  ctx.addIssue({
-    code: "custom",
-    message: `must be a whole number of steps, 1 or more, got ${value}`,
-    params: {
-      hint: "max_steps is how many model steps a run may take: give 1 or more, or leave it out for the default of 16.",
-    },
-  });
-});
+const stepLimit = builtOnFirstUse(() =>
+  z.number().superRefine((value, ctx) => {
+    if (Number.isInteger(value) && value >= 1) return;
+    ctx.addIssue({
+      code: "custom",
+      message: `must be a whole number of steps, 1 or more, got ${value}`,
+      params: {
+        hint: "max_steps is how many model steps a run may take: give 1 or more, or leave it out for the default of 16.",
+      },
+    });
+  }),
+);
 
 /** Per-agent limits and queue sizes. */
-export const RuntimeOptionsSchema = z.strictObject({
-  max_steps: stepLimit.default(16),
-  step_timeout_ms: positiveInt.default(30_000),
-  session_queue_size: positiveInt.default(1000),
-  event_queue_size: positiveInt.default(2000),
-  /**
-   * Run folders (decision 0007): `true` or `{root_dir?}` makes `<root_dir>/runs/<run-id>/` for each run
-   * (`root_dir` relative to the config's directory, default that directory); absent or `false`: none.
-   */
-  run_folders: z
-    .union([z.boolean(), z.strictObject({ root_dir: z.string().trim().min(1).optional() })])
-    .optional(),
-});
+export const runtimeOptionsSchema = builtOnFirstUse(() =>
+  z.strictObject({
+    max_steps: stepLimit().default(16),
+    step_timeout_ms: positiveInt().default(30_000),
+    session_queue_size: positiveInt().default(1000),
+    event_queue_size: positiveInt().default(2000),
+    /**
+     * Run folders (decision 0007): `true` or `{root_dir?}` makes `<root_dir>/runs/<run-id>/` for each run
+     * (`root_dir` relative to the config's directory, default that directory); absent or `false`: none.
+     */
+    run_folders: z
+      .union([z.boolean(), z.strictObject({ root_dir: z.string().trim().min(1).optional() })])
+      .optional(),
+  }),
+);
 
 /** How a durable run bears a session store that stops answering (decision 0027). */
-export const DurableOptionsSchema = z.strictObject({
-  /**
-   * How long a durable run waits for its store to answer again (a restarted server, a dropped connection, a
-   * full disk) before it fails with `store.unavailable`, resumable from its latest checkpoint. 0: fail at once.
-   */
-  store_outage_ms: z.number().int().nonnegative().default(60_000),
-});
+export const durableOptionsSchema = builtOnFirstUse(() =>
+  z.strictObject({
+    /**
+     * How long a durable run waits for its store to answer again (a restarted server, a dropped connection, a
+     * full disk) before it fails with `store.unavailable`, resumable from its latest checkpoint. 0: fail at once.
+     */
+    store_outage_ms: z.number().int().nonnegative().default(60_000),
+  }),
+);
 
 /** Retries of model calls. */
-export const LLMRetryOptionsSchema = z.strictObject({
-  max_attempts: z.number().int().min(1).default(3),
-  initial_backoff_ms: z.number().int().nonnegative().default(500),
-  max_backoff_ms: z.number().int().nonnegative().default(5000),
-  backoff_multiplier: z.number().min(1).default(2),
-  retry_on_connection_errors: z.boolean().default(true),
-  total_budget_ms: z.number().int().positive().nullable().default(null),
-});
+export const llmRetryOptionsSchema = builtOnFirstUse(() =>
+  z.strictObject({
+    max_attempts: z.number().int().min(1).default(3),
+    initial_backoff_ms: z.number().int().nonnegative().default(500),
+    max_backoff_ms: z.number().int().nonnegative().default(5000),
+    backoff_multiplier: z.number().min(1).default(2),
+    retry_on_connection_errors: z.boolean().default(true),
+    total_budget_ms: z.number().int().positive().nullable().default(null),
+  }),
+);
 
-const price = z.number().nonnegative().optional();
+const price = builtOnFirstUse(() => z.number().nonnegative().optional());
 /** USD per 1M tokens; overrides the builtin price table field by field. */
-export const LLMPricingSchema = z.strictObject({
-  input: price,
-  output: price,
-  cached_read: price,
-  cached_write: price,
-});
+export const llmPricingSchema = builtOnFirstUse(() =>
+  z.strictObject({
+    input: price(),
+    output: price(),
+    cached_read: price(),
+    cached_write: price(),
+  }),
+);
 
-const LLM_FIELDS = {
+const llmFields = builtOnFirstUse(() => ({
   provider: z.enum(["mock", "anthropic", "openai_compatible", "host"]).default("mock"),
   model: z.string().trim().min(1).optional(),
   api_base: z.string().trim().min(1).optional(),
   api_key_env: z.string().trim().min(1).optional(),
   temperature: z.number().min(0).max(2).optional(),
-  max_tokens: positiveInt.optional(),
-  timeout_ms: positiveInt.default(30_000),
+  max_tokens: positiveInt().optional(),
+  timeout_ms: positiveInt().default(30_000),
   stream_endpoint: z.string().trim().min(1).optional(),
-  pricing: LLMPricingSchema.optional(),
-  retry: LLMRetryOptionsSchema.optional(),
+  pricing: llmPricingSchema().optional(),
+  retry: llmRetryOptionsSchema().optional(),
   extra_headers: z.record(z.string().min(1), z.string()).optional(),
   // null is how a config file says "detect it" / "pick by api_base".
   reasoning_model: z
@@ -252,86 +267,99 @@ const LLM_FIELDS = {
     .transform((value) => value ?? undefined),
   /** The mock model's scripted turns; the mock provider validates them. */
   script: z.array(z.unknown()).optional(),
-};
-const LLM_KEYS = Object.keys(LLM_FIELDS);
+}));
 
 /** Model options. The one open object: unknown keys (`seed`, `top_p`, …) are kept and sent on. */
-export const LLMOptionsSchema = z.looseObject(LLM_FIELDS).superRefine((llm, ctx) => {
-  if (llm.provider === "openai_compatible" && llm.api_base === undefined) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["api_base"],
-      message: "is required when provider is 'openai_compatible'",
-      params: { hint: "Set 'api_base' to the server's base URL, e.g. \"https://api.openai.com/v1\"." },
-    });
-  }
-  // Extra keys are legal here, so a misspelt option would silently do nothing; say so without failing.
-  for (const key of Object.keys(llm)) {
-    if (LLM_KEYS.includes(key)) continue;
-    const near = nearMatch(key, LLM_KEYS);
-    if (near !== undefined) {
-      getLogger().warn(
-        `llm option '${key}' is not a Keel option and is sent to the provider as is; did you mean '${near}'?`,
-      );
+export const llmOptionsSchema = builtOnFirstUse(() => {
+  const fields = llmFields();
+  const keys = Object.keys(fields);
+  return z.looseObject(fields).superRefine((llm, ctx) => {
+    if (llm.provider === "openai_compatible" && llm.api_base === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["api_base"],
+        message: "is required when provider is 'openai_compatible'",
+        params: { hint: "Set 'api_base' to the server's base URL, e.g. \"https://api.openai.com/v1\"." },
+      });
     }
-  }
+    // Extra keys are legal here, so a misspelt option would silently do nothing; say so without failing.
+    for (const key of Object.keys(llm)) {
+      if (keys.includes(key)) continue;
+      const near = nearMatch(key, keys);
+      if (near !== undefined) {
+        getLogger().warn(
+          `llm option '${key}' is not a Keel option and is sent to the provider as is; did you mean '${near}'?`,
+        );
+      }
+    }
+  });
 });
 
-const limit = z.number().int().nonnegative();
+const limit = builtOnFirstUse(() => z.number().int().nonnegative());
 
 /** `content_match` patterns are compiled when the config loads, so a bad one fails before any run. */
-const regexSource = z.string().superRefine((source, ctx) => {
-  try {
-    new RegExp(source);
-  } catch (error) {
-    ctx.addIssue({
-      code: "custom",
-      message: `invalid regular expression: ${(error as Error).message.replace(/^Invalid regular expression: /, "")}`,
-      params: {
-        hint: "Write a JavaScript regular expression; escape a literal ( [ { . * + ? with a backslash.",
-      },
-    });
-  }
-});
+const regexSource = builtOnFirstUse(() =>
+  z.string().superRefine((source, ctx) => {
+    try {
+      new RegExp(source);
+    } catch (error) {
+      ctx.addIssue({
+        code: "custom",
+        message: `invalid regular expression: ${(error as Error).message.replace(/^Invalid regular expression: /, "")}`,
+        params: {
+          hint: "Write a JavaScript regular expression; escape a literal ( [ { . * + ? with a backslash.",
+        },
+      });
+    }
+  }),
+);
 
 /** Stop conditions, tagged by `type`; a limit of 0 (or an empty string) disables one. */
-export const StopConditionSpecSchema = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("max_rounds"), rounds: limit }),
-  z.strictObject({ type: z.literal("timeout"), seconds: limit }),
-  z.strictObject({ type: z.literal("token_budget"), max_total: limit }),
-  z.strictObject({ type: z.literal("consecutive_errors"), max: limit }),
-  z.strictObject({ type: z.literal("stop_on_tool"), tool_name: z.string() }),
-  z.strictObject({ type: z.literal("content_match"), pattern: regexSource }),
-  z.strictObject({
-    type: z.literal("loop_detection"),
-    window: limit.refine((window) => window === 0 || window >= 2, {
-      message: "must be at least 2 (or 0 to disable)",
+export const stopConditionSpecSchema = builtOnFirstUse(() =>
+  z.discriminatedUnion("type", [
+    z.strictObject({ type: z.literal("max_rounds"), rounds: limit() }),
+    z.strictObject({ type: z.literal("timeout"), seconds: limit() }),
+    z.strictObject({ type: z.literal("token_budget"), max_total: limit() }),
+    z.strictObject({ type: z.literal("consecutive_errors"), max: limit() }),
+    z.strictObject({ type: z.literal("stop_on_tool"), tool_name: z.string() }),
+    z.strictObject({ type: z.literal("content_match"), pattern: regexSource() }),
+    z.strictObject({
+      type: z.literal("loop_detection"),
+      window: limit().refine((window) => window === 0 || window >= 2, {
+        message: "must be at least 2 (or 0 to disable)",
+      }),
     }),
-  }),
-]);
+  ]),
+);
 
 /** Permission rules the effective policy starts from. */
-export const PermissionsConfigSchema = z.strictObject({
-  allow: z.array(z.string().min(1)).optional(),
-  deny: z.array(z.string().min(1)).optional(),
-  enable: z.array(z.enum(["destructive", "shell", "network"])).optional(),
-});
+export const permissionsConfigSchema = builtOnFirstUse(() =>
+  z.strictObject({
+    allow: z.array(z.string().min(1)).optional(),
+    deny: z.array(z.string().min(1)).optional(),
+    enable: z.array(z.enum(["destructive", "shell", "network"])).optional(),
+  }),
+);
 
 /** Roots and size limits of the filesystem sandbox. */
-export const SandboxConfigSchema = z.strictObject({
-  roots: z.array(z.strictObject({ path: z.string().trim().min(1), mode: z.enum(["ro", "rw"]) })).optional(),
-  max_read_bytes: positiveInt.optional(),
-  max_write_bytes: positiveInt.optional(),
-  max_list_entries: positiveInt.optional(),
-  large_output_bytes: positiveInt.optional(),
-});
+export const sandboxConfigSchema = builtOnFirstUse(() =>
+  z.strictObject({
+    roots: z.array(z.strictObject({ path: z.string().trim().min(1), mode: z.enum(["ro", "rw"]) })).optional(),
+    max_read_bytes: positiveInt().optional(),
+    max_write_bytes: positiveInt().optional(),
+    max_list_entries: positiveInt().optional(),
+    large_output_bytes: positiveInt().optional(),
+  }),
+);
 
 /** Middleware at its three levels. */
-export const MiddlewareConfigSchema = z.strictObject({
-  agent: z.array(middlewareEntry<AgentMiddleware>()).optional(),
-  chat: z.array(middlewareEntry<ChatMiddleware>()).optional(),
-  function: z.array(middlewareEntry<FunctionMiddleware>()).optional(),
-});
+export const middlewareConfigSchema = builtOnFirstUse(() =>
+  z.strictObject({
+    agent: z.array(middlewareEntry<AgentMiddleware>()).optional(),
+    chat: z.array(middlewareEntry<ChatMiddleware>()).optional(),
+    function: z.array(middlewareEntry<FunctionMiddleware>()).optional(),
+  }),
+);
 
 // ── agents and the app ───────────────────────────────────────────────────────────────────────────────────
 
@@ -371,126 +399,132 @@ function checkUnique(
 const always = { when: () => true };
 
 /** One agent. */
-export const AgentDefinitionSchema = z.strictObject({
-  id: z.string().trim().min(1),
-  name: z.string().trim().min(1),
-  description: z.string().optional(),
-  /** The system prompt. */
-  instructions: z.string().optional(),
-  memory: MemoryRefSchema.prefault({ type: "buffer" }),
-  pattern: PluginRefSchema.prefault({ type: "react" }),
-  /** Model options, or (code-first) any LanguageModel object such as `scriptedModel([...])`. */
-  llm: z.union([z.custom<LanguageModel>(isLanguageModel), LLMOptionsSchema]).optional(),
-  tool_executor: PluginRefSchema.optional(),
-  context_assembler: PluginRefSchema.optional(),
-  tools: z
-    .array(ToolEntrySchema)
-    .superRefine(
-      (tools, ctx) =>
-        checkUnique(tools, ctx, {
-          noun: "tool id",
-          list: "tools",
-          keyOf: (tool) => {
-            const entry = tool as { id?: unknown; name?: unknown } | null;
-            if (isToolObject(entry)) return [entry.name, ""];
-            return typeof entry?.id === "string" ? [entry.id, "id"] : undefined;
-          },
-          hint: "Tool ids must be unique within an agent: the model calls tools by id. Rename one of them.",
-        }),
-      always,
-    )
-    .default(() => []),
-  runtime: RuntimeOptionsSchema.prefault({}),
-  durable: DurableOptionsSchema.prefault({}),
-  stop_conditions: z.array(StopConditionSpecSchema).default(() => []),
-  hooks: z.array(HookEntrySchema).default(() => []),
-  middleware: MiddlewareConfigSchema.prefault({}),
-  permissions: PermissionsConfigSchema.optional(),
-  sandbox: SandboxConfigSchema.optional(),
-  /**
-   * Code-first only: a zod (or any Standard Schema) schema every run's final output must match, unless the run
-   * gives its own `outputType`. `defineAgent` keeps its type, so runs that name the agent are typed by it.
-   */
-  output_type: z
-    .custom<OutputType>(isStandardSchema, {
-      message: "not a Standard Schema",
-      params: { hint: "Give output_type in code: a zod schema or any other Standard Schema object." },
-    })
-    .optional(),
-});
+export const agentDefinitionSchema = builtOnFirstUse(() =>
+  z.strictObject({
+    id: z.string().trim().min(1),
+    name: z.string().trim().min(1),
+    description: z.string().optional(),
+    /** The system prompt. */
+    instructions: z.string().optional(),
+    memory: memoryRefSchema().prefault({ type: "buffer" }),
+    pattern: pluginRefSchema().prefault({ type: "react" }),
+    /** Model options, or (code-first) any LanguageModel object such as `scriptedModel([...])`. */
+    llm: z.union([z.custom<LanguageModel>(isLanguageModel), llmOptionsSchema()]).optional(),
+    tool_executor: pluginRefSchema().optional(),
+    context_assembler: pluginRefSchema().optional(),
+    tools: z
+      .array(toolEntrySchema())
+      .superRefine(
+        (tools, ctx) =>
+          checkUnique(tools, ctx, {
+            noun: "tool id",
+            list: "tools",
+            keyOf: (tool) => {
+              const entry = tool as { id?: unknown; name?: unknown } | null;
+              if (isToolObject(entry)) return [entry.name, ""];
+              return typeof entry?.id === "string" ? [entry.id, "id"] : undefined;
+            },
+            hint: "Tool ids must be unique within an agent: the model calls tools by id. Rename one of them.",
+          }),
+        always,
+      )
+      .default(() => []),
+    runtime: runtimeOptionsSchema().prefault({}),
+    durable: durableOptionsSchema().prefault({}),
+    stop_conditions: z.array(stopConditionSpecSchema()).default(() => []),
+    hooks: z.array(hookEntrySchema()).default(() => []),
+    middleware: middlewareConfigSchema().prefault({}),
+    permissions: permissionsConfigSchema().optional(),
+    sandbox: sandboxConfigSchema().optional(),
+    /**
+     * Code-first only: a zod (or any Standard Schema) schema every run's final output must match, unless the run
+     * gives its own `outputType`. `defineAgent` keeps its type, so runs that name the agent are typed by it.
+     */
+    output_type: z
+      .custom<OutputType>(isStandardSchema, {
+        message: "not a Standard Schema",
+        params: { hint: "Give output_type in code: a zod schema or any other Standard Schema object." },
+      })
+      .optional(),
+  }),
+);
 
 /** Logging set up by the runtime. */
-export const LoggingConfigSchema = z.strictObject({
-  level: z.enum(["debug", "info", "warn", "error"]).optional(),
-  auto_configure: z.boolean().optional(),
-});
+export const loggingConfigSchema = builtOnFirstUse(() =>
+  z.strictObject({
+    level: z.enum(["debug", "info", "warn", "error"]).optional(),
+    auto_configure: z.boolean().optional(),
+  }),
+);
 
 /** A whole config: `{"agents": [...]}` alone is complete; omitted components default to builtins. */
-export const AppConfigSchema = z.strictObject({
-  version: z.string().default("1.0"),
-  // A missing list is an empty one, so both get "must contain at least one item".
-  agents: z
-    .array(AgentDefinitionSchema)
-    .prefault(() => [])
-    .superRefine((agents, ctx) => {
-      if (Array.isArray(agents) && agents.length === 0) {
-        ctx.addIssue({
-          code: "custom",
-          message: "'agents' must contain at least one item",
-          params: { hint: 'Add an agent, e.g. {"agents": [{"id": "assistant", "name": "Assistant"}]}.' },
+export const appConfigSchema = builtOnFirstUse(() =>
+  z.strictObject({
+    version: z.string().default("1.0"),
+    // A missing list is an empty one, so both get "must contain at least one item".
+    agents: z
+      .array(agentDefinitionSchema())
+      .prefault(() => [])
+      .superRefine((agents, ctx) => {
+        if (Array.isArray(agents) && agents.length === 0) {
+          ctx.addIssue({
+            code: "custom",
+            message: "'agents' must contain at least one item",
+            params: { hint: 'Add an agent, e.g. {"agents": [{"id": "assistant", "name": "Assistant"}]}.' },
+          });
+        }
+        checkUnique(agents, ctx, {
+          noun: "agent id",
+          list: "agents",
+          keyOf: (agent) => {
+            const id = (agent as { id?: unknown } | null)?.id;
+            return typeof id === "string" ? [id, "id"] : undefined;
+          },
+          hint: "Agent ids must be unique; runs select an agent by id. Rename one of them.",
         });
-      }
-      checkUnique(agents, ctx, {
-        noun: "agent id",
-        list: "agents",
-        keyOf: (agent) => {
-          const id = (agent as { id?: unknown } | null)?.id;
-          return typeof id === "string" ? [id, "id"] : undefined;
-        },
-        hint: "Agent ids must be unique; runs select an agent by id. Rename one of them.",
-      });
-    }, always),
-  runtime: PluginRefSchema.prefault({ type: "default" }),
-  session: componentEntry("session", "in_memory"),
-  events: componentEntry("events", "async"),
-  skills: componentEntry("skills", "local"),
-  queue: componentEntry("queue", "in_process"),
-  logging: LoggingConfigSchema.optional(),
-});
+      }, always),
+    runtime: pluginRefSchema().prefault({ type: "default" }),
+    session: componentEntry("session", "in_memory"),
+    events: componentEntry("events", "async"),
+    skills: componentEntry("skills", "local"),
+    queue: componentEntry("queue", "in_process"),
+    logging: loggingConfigSchema().optional(),
+  }),
+);
 
 /** A validated config: every default filled in. */
-export type AppConfig = z.output<typeof AppConfigSchema>;
+export type AppConfig = z.output<ReturnType<typeof appConfigSchema>>;
 /** One validated agent. */
-export type AgentDefinition = z.output<typeof AgentDefinitionSchema>;
+export type AgentDefinition = z.output<ReturnType<typeof agentDefinitionSchema>>;
 /** A plugin selector: exactly one of `type` / `impl`, plus `config`. */
-export type PluginRef = z.output<typeof PluginRefSchema>;
+export type PluginRef = z.output<ReturnType<typeof pluginRefSchema>>;
 /** The memory selector, with `on_error`. */
-export type MemoryRef = z.output<typeof MemoryRefSchema>;
+export type MemoryRef = z.output<ReturnType<typeof memoryRefSchema>>;
 /** A tool selector from a config file. */
-export type ToolRef = z.output<typeof ToolRefSchema>;
+export type ToolRef = z.output<ReturnType<typeof toolRefSchema>>;
 /** A `tools` entry: a ref, or a Tool object given in code. */
-export type ToolEntry = z.output<typeof ToolEntrySchema>;
+export type ToolEntry = z.output<ReturnType<typeof toolEntrySchema>>;
 /** A `hooks` entry: a ref, or a Hook object given in code. */
-export type HookEntry = z.output<typeof HookEntrySchema>;
+export type HookEntry = z.output<ReturnType<typeof hookEntrySchema>>;
 /** A middleware entry: a ref, or middleware given in code. */
-export type MiddlewareEntry = z.output<typeof MiddlewareEntrySchema>;
+export type MiddlewareEntry = z.output<ReturnType<typeof middlewareEntrySchema>>;
 /** Model options; unknown keys are kept. */
-export type LLMOptions = z.output<typeof LLMOptionsSchema>;
+export type LLMOptions = z.output<ReturnType<typeof llmOptionsSchema>>;
 /** Model-call retry options. */
-export type LLMRetryOptions = z.output<typeof LLMRetryOptionsSchema>;
+export type LLMRetryOptions = z.output<ReturnType<typeof llmRetryOptionsSchema>>;
 /** Price overrides in USD per 1M tokens. */
-export type LLMPricing = z.output<typeof LLMPricingSchema>;
+export type LLMPricing = z.output<ReturnType<typeof llmPricingSchema>>;
 /** Per-agent limits and queue sizes. */
-export type RuntimeOptions = z.output<typeof RuntimeOptionsSchema>;
+export type RuntimeOptions = z.output<ReturnType<typeof runtimeOptionsSchema>>;
 /** How a durable run bears a store outage. */
-export type DurableOptions = z.output<typeof DurableOptionsSchema>;
+export type DurableOptions = z.output<ReturnType<typeof durableOptionsSchema>>;
 /** One stop condition. */
-export type StopConditionSpec = z.output<typeof StopConditionSpecSchema>;
+export type StopConditionSpec = z.output<ReturnType<typeof stopConditionSpecSchema>>;
 /** Config permission rules. */
-export type PermissionsConfig = z.output<typeof PermissionsConfigSchema>;
+export type PermissionsConfig = z.output<ReturnType<typeof permissionsConfigSchema>>;
 /** Sandbox roots and limits. */
-export type SandboxConfig = z.output<typeof SandboxConfigSchema>;
+export type SandboxConfig = z.output<ReturnType<typeof sandboxConfigSchema>>;
 /** Middleware entries by level. */
-export type MiddlewareConfig = z.output<typeof MiddlewareConfigSchema>;
+export type MiddlewareConfig = z.output<ReturnType<typeof middlewareConfigSchema>>;
 /** Logging options. */
-export type LoggingConfig = z.output<typeof LoggingConfigSchema>;
+export type LoggingConfig = z.output<ReturnType<typeof loggingConfigSchema>>;

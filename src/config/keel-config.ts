@@ -1,17 +1,17 @@
 import type { z } from "zod";
 import type { OutputType } from "../contracts/run-types.js";
 import type { Tool, ToolContext } from "../contracts/tool.js";
-import type { AgentDefinitionSchema, AppConfigSchema, ToolRefSchema } from "./app-config-schema.js";
+import type { agentDefinitionSchema, appConfigSchema, toolRefSchema } from "./app-config-schema.js";
 
 /**
- * One agent as code writes it: what `AgentDefinitionSchema` accepts, keys snake_case as in `agent.json`. Every
+ * One agent as code writes it: what `agentDefinitionSchema()` accepts, keys snake_case as in `agent.json`. Every
  * object is strict, so a misspelt key (`nmae`) or value (`provider: "openai_compatble"`) does not compile; only
  * `llm` takes extra keys, which it sends to the provider.
  */
-export type AgentConfig = z.input<typeof AgentDefinitionSchema>;
+export type AgentConfig = z.input<ReturnType<typeof agentDefinitionSchema>>;
 
 /** A whole config as code writes it, what `Runtime.fromDict` takes: `{ agents: [...] }` alone is complete. */
-export type KeelConfig = Omit<z.input<typeof AppConfigSchema>, "agents"> & {
+export type KeelConfig = Omit<z.input<ReturnType<typeof appConfigSchema>>, "agents"> & {
   agents: readonly AgentConfig[];
 };
 
@@ -21,7 +21,7 @@ export type KeelConfig = Omit<z.input<typeof AppConfigSchema>, "agents"> & {
  */
 export type DefinedAgent<T = string, TDeps = unknown> = Omit<AgentConfig, "output_type" | "tools"> & {
   readonly output_type?: OutputType<T> | undefined;
-  tools?: (z.input<typeof ToolRefSchema> | ToolOfAgent<TDeps>)[];
+  tools?: (z.input<ReturnType<typeof toolRefSchema>> | ToolOfAgent<TDeps>)[];
   /** Types only, never set: the `deps` the agent's tools read. */
   readonly "~deps"?: TDeps | undefined;
 };

@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { ConfigLoadError } from "../errors/error-classes.js";
-import { type AppConfig, AppConfigSchema } from "./app-config-schema.js";
+import { type AppConfig, appConfigSchema } from "./app-config-schema.js";
 import { CONFIG_PARSE_OPTIONS, configValidationError, toConfigIssues } from "./config-issues.js";
 import { expandEnvDetailed, toSourceOffset } from "./expand-env.js";
 import { jsonErrorDetail, jsonErrorOffset, lineAndColumn } from "./json-error-location.js";
@@ -20,7 +20,7 @@ export interface LoadedConfig {
  * objects or functions in place of refs. Throws a `ConfigValidationError` listing every issue.
  */
 export function parseConfig(input: unknown, { configPath }: { configPath?: string } = {}): AppConfig {
-  const result = AppConfigSchema.safeParse(input, CONFIG_PARSE_OPTIONS);
+  const result = appConfigSchema().safeParse(input, CONFIG_PARSE_OPTIONS);
   if (result.success) return result.data;
   throw configValidationError(toConfigIssues(result.error), configPath === undefined ? {} : { configPath });
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Message } from "../contracts/message.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import type { ContextAssembler, ContextAssemblyInput, ContextAssemblyResult } from "./context-assembler.js";
 import {
   reserveBelowMaximum,
@@ -17,9 +18,11 @@ import {
 } from "./transcript-window.js";
 
 /** The config of the `head_tail` context assembler. */
-export const headTailContextAssemblerConfigSchema = z
-  .object({ ...tokenBudgetConfigShape, head_messages: z.number().int().min(0).default(3) })
-  .refine(reserveBelowMaximum, reserveBelowMaximumIssue);
+export const headTailContextAssemblerConfigSchema = builtOnFirstUse(() =>
+  z
+    .object({ ...tokenBudgetConfigShape(), head_messages: z.number().int().min(0).default(3) })
+    .refine(reserveBelowMaximum, reserveBelowMaximumIssue),
+);
 
 /** Options of {@link HeadTailContextAssembler}. */
 export interface HeadTailContextAssemblerOptions extends TokenBudgetOptions {

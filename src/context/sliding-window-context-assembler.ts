@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Message } from "../contracts/message.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import type { ContextAssembler, ContextAssemblyInput, ContextAssemblyResult } from "./context-assembler.js";
 import {
   dropOrphanToolMessages,
@@ -10,11 +11,11 @@ import {
 } from "./transcript-window.js";
 
 /** The token-budget keys `sliding_window` and `head_tail` share. */
-export const tokenBudgetConfigShape = {
+export const tokenBudgetConfigShape = builtOnFirstUse(() => ({
   max_input_tokens: z.number().int().min(1).default(8000),
   reserve_for_response: z.number().int().min(0).default(2000),
   max_artifacts: z.number().int().min(0).default(10),
-};
+}));
 
 /** Refuses a reserve that leaves no budget for the transcript at all. */
 export function reserveBelowMaximum(config: {
@@ -31,9 +32,9 @@ export const reserveBelowMaximumIssue = {
 };
 
 /** The config of the `sliding_window` context assembler. */
-export const slidingWindowContextAssemblerConfigSchema = z
-  .object(tokenBudgetConfigShape)
-  .refine(reserveBelowMaximum, reserveBelowMaximumIssue);
+export const slidingWindowContextAssemblerConfigSchema = builtOnFirstUse(() =>
+  z.object(tokenBudgetConfigShape()).refine(reserveBelowMaximum, reserveBelowMaximumIssue),
+);
 
 /** Options of {@link SlidingWindowContextAssembler} (and the budget part of the head/tail one). */
 export interface TokenBudgetOptions {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Message } from "../contracts/message.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import type { ContextAssembler, ContextAssemblyInput, ContextAssemblyResult } from "./context-assembler.js";
 import {
   dropOrphanToolMessages,
@@ -11,12 +12,14 @@ import {
 } from "./transcript-window.js";
 
 /** The config of the `truncating` context assembler. */
-export const truncatingContextAssemblerConfigSchema = z.object({
-  max_messages: z.number().int().min(0).default(20),
-  max_artifacts: z.number().int().min(0).default(10),
-  include_summary_message: z.boolean().default(true),
-  max_tokens: z.number().int().min(1).nullable().default(null),
-});
+export const truncatingContextAssemblerConfigSchema = builtOnFirstUse(() =>
+  z.object({
+    max_messages: z.number().int().min(0).default(20),
+    max_artifacts: z.number().int().min(0).default(10),
+    include_summary_message: z.boolean().default(true),
+    max_tokens: z.number().int().min(1).nullable().default(null),
+  }),
+);
 
 /** Options of {@link TruncatingContextAssembler}. */
 export interface TruncatingContextAssemblerOptions {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { EventBus } from "../contracts/runtime-event.js";
 import { ConfigError, PluginLoadError } from "../errors/error-classes.js";
 import type { PluginDefinition, PluginFactoryContext } from "../plugins/plugin-registry.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import { MCP_SDK_PACKAGE } from "./mcp-sdk.js";
 import { McpToolset } from "./mcp-toolset.js";
 import {
@@ -13,64 +14,68 @@ import {
 } from "./mcp-toolset-options.js";
 import { UnreachableMcpTool, type UnreachableMcpToolOptions } from "./unreachable-mcp-tool.js";
 
-const stringRecord = z.record(z.string(), z.string());
+const stringRecord = builtOnFirstUse(() => z.record(z.string(), z.string()));
 
 /** The config of `{"type": "mcp"}`. */
-export const mcpToolConfigSchema = z
-  .object({
-    server: z.preprocess(
-      (value) => {
-        // `transport` may be left out: a `command` means stdio, a `url` means streamable HTTP.
-        if (typeof value !== "object" || value === null || "transport" in value) return value;
-        if ("command" in value) return { ...value, transport: "stdio" };
-        if ("url" in value) return { ...value, transport: "http" };
-        return value;
+export const mcpToolConfigSchema = builtOnFirstUse(() =>
+  z
+    .object({
+      server: z.preprocess(
+        (value) => {
+          // `transport` may be left out: a `command` means stdio, a `url` means streamable HTTP.
+          if (typeof value !== "object" || value === null || "transport" in value) return value;
+          if ("command" in value) return { ...value, transport: "stdio" };
+          if ("url" in value) return { ...value, transport: "http" };
+          return value;
+        },
+        z.discriminatedUnion("transport", [
+          z
+            .object({
+              transport: z.literal("stdio"),
+              command: z.string().min(1),
+              args: z.array(z.string()).default([]),
+              env: stringRecord().optional(),
+              cwd: z.string().min(1).optional(),
+              stderr: z.enum(["inherit", "ignore"]).default("inherit"),
+            })
+            .strict(),
+          z
+            .object({
+              transport: z.literal("http"),
+              url: z.url({ protocol: /^https?$/ }),
+              headers: stringRecord().optional(),
+            })
+            .strict(),
+        ]),
+      ),
+      tools: z.array(z.string().min(1)).default([]),
+      connection: z.enum(["per_call", "pooled"]).optional(),
+      /** The older name for `connection`, still accepted. */
+      connection_mode: z.enum(["per_call", "pooled"]).optional(),
+      probe_on_preflight: z.boolean().default(false),
+      dedup_inflight: z.boolean().default(true),
+      timeout_ms: z.number().int().positive().default(DEFAULT_MCP_TIMEOUT_MS),
+      name_prefix: z.string().optional(),
+    })
+    .refine(
+      (config) =>
+        !(config.connection && config.connection_mode && config.connection !== config.connection_mode),
+      {
+        message: '"connection" and "connection_mode" disagree; give one',
       },
-      z.discriminatedUnion("transport", [
-        z
-          .object({
-            transport: z.literal("stdio"),
-            command: z.string().min(1),
-            args: z.array(z.string()).default([]),
-            env: stringRecord.optional(),
-            cwd: z.string().min(1).optional(),
-            stderr: z.enum(["inherit", "ignore"]).default("inherit"),
-          })
-          .strict(),
-        z
-          .object({
-            transport: z.literal("http"),
-            url: z.url({ protocol: /^https?$/ }),
-            headers: stringRecord.optional(),
-          })
-          .strict(),
-      ]),
     ),
-    tools: z.array(z.string().min(1)).default([]),
-    connection: z.enum(["per_call", "pooled"]).optional(),
-    /** The older name for `connection`, still accepted. */
-    connection_mode: z.enum(["per_call", "pooled"]).optional(),
-    probe_on_preflight: z.boolean().default(false),
-    dedup_inflight: z.boolean().default(true),
-    timeout_ms: z.number().int().positive().default(DEFAULT_MCP_TIMEOUT_MS),
-    name_prefix: z.string().optional(),
-  })
-  .refine(
-    (config) =>
-      !(config.connection && config.connection_mode && config.connection !== config.connection_mode),
-    {
-      message: '"connection" and "connection_mode" disagree; give one',
-    },
-  );
+);
 
 /** `{"id": "fs", "type": "mcp", "config": {"server": {...}, "tools": [...], "connection": "pooled"}}`. */
 export const mcpToolPlugin: PluginDefinition<McpToolset | UnreachableMcpTool> = {
   kind: "tool",
   type: "mcp",
-  configSchema: mcpToolConfigSchema,
+  get configSchema() {
+    return mcpToolConfigSchema();
+  },
   requiresPackage: MCP_SDK_PACKAGE,
   create: async (raw, context) => {
-    const config = raw as z.output<typeof mcpToolConfigSchema>;
+    const config = raw as z.output<ReturnType<typeof mcpToolConfigSchema>>;
     const server: McpServerConfig =
       config.server.transport === "stdio"
         ? {

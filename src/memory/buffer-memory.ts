@@ -1,13 +1,16 @@
 import { z } from "zod";
 import type { RunContext } from "../contracts/tool.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import type { Memory } from "./memory.js";
 
 /** The config of the `buffer` memory (snake_case, as users write it in `agent.json`). */
-export const bufferMemoryConfigSchema = z.object({
-  state_key: z.string().min(1).default("memory_buffer"),
-  view_key: z.string().min(1).default("history"),
-  max_items: z.number().int().min(1).nullable().default(null),
-});
+export const bufferMemoryConfigSchema = builtOnFirstUse(() =>
+  z.object({
+    state_key: z.string().min(1).default("memory_buffer"),
+    view_key: z.string().min(1).default("history"),
+    max_items: z.number().int().min(1).nullable().default(null),
+  }),
+);
 
 /** One remembered run: what was asked, which tools answered what, and what the run produced. */
 export interface BufferMemoryRecord {

@@ -1,11 +1,14 @@
 import { z } from "zod";
 import type { RunContext } from "../contracts/tool.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import type { Memory } from "./memory.js";
 
 /** The config of the `chain` memory: the memory refs it combines, in injection order. */
-export const chainMemoryConfigSchema = z.object({
-  memories: z.array(z.unknown()).min(1, "chain needs at least one memory"),
-});
+export const chainMemoryConfigSchema = builtOnFirstUse(() =>
+  z.object({
+    memories: z.array(z.unknown()).min(1, "chain needs at least one memory"),
+  }),
+);
 
 /**
  * Combines memories: inject runs in order, writeback and close in reverse order (so the outermost memory

@@ -31,7 +31,7 @@ function makeContext(inputText: string, finalOutput?: unknown): RunContext {
 
 describe("Mem0Memory", () => {
   it("fails construction with a PluginLoadError and an install hint when mem0ai is missing", async () => {
-    const error = await Mem0Memory.create(mem0MemoryConfigSchema.parse({})).catch(
+    const error = await Mem0Memory.create(mem0MemoryConfigSchema().parse({})).catch(
       (caught: unknown) => caught,
     );
     expect(error).toBeInstanceOf(PluginLoadError);
@@ -45,7 +45,7 @@ describe("Mem0Memory", () => {
       vi.unstubAllEnvs();
     });
 
-    const config = mem0MemoryConfigSchema.parse({ api_key_env: "KEEL_TEST_MEM0_KEY", search_limit: 2 });
+    const config = mem0MemoryConfigSchema().parse({ api_key_env: "KEEL_TEST_MEM0_KEY", search_limit: 2 });
 
     it("builds the module's default-exported client with the key from api_key_env", async () => {
       vi.stubEnv("KEEL_TEST_MEM0_KEY", "m0-secret");
@@ -86,7 +86,7 @@ describe("Mem0Memory", () => {
   });
 
   it("has the documented config defaults", () => {
-    expect(mem0MemoryConfigSchema.parse({})).toEqual({
+    expect(mem0MemoryConfigSchema().parse({})).toEqual({
       collection_name: "keel_memory",
       search_limit: 5,
       api_key_env: "MEM0_API_KEY",

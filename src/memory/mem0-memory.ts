@@ -2,15 +2,18 @@ import { z } from "zod";
 import type { RunContext } from "../contracts/tool.js";
 import { PluginConfigError, PluginLoadError } from "../errors/error-classes.js";
 import { importOptionalPackage } from "../errors/import-optional-package.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import type { Memory } from "./memory.js";
 
 /** The config of the `mem0` memory. */
-export const mem0MemoryConfigSchema = z.object({
-  collection_name: z.string().min(1).default("keel_memory"),
-  search_limit: z.number().int().min(1).default(5),
-  api_key_env: z.string().min(1).default("MEM0_API_KEY"),
-  view_key: z.string().min(1).default("memories"),
-});
+export const mem0MemoryConfigSchema = builtOnFirstUse(() =>
+  z.object({
+    collection_name: z.string().min(1).default("keel_memory"),
+    search_limit: z.number().int().min(1).default(5),
+    api_key_env: z.string().min(1).default("MEM0_API_KEY"),
+    view_key: z.string().min(1).default("memories"),
+  }),
+);
 
 /** The part of the `mem0ai` client (`MemoryClient`) Keel uses. */
 export interface Mem0Client {
@@ -57,7 +60,7 @@ export class Mem0Memory implements Memory {
    * replaces the import (tests, bundlers that resolve the package differently).
    */
   static async create(
-    config: z.output<typeof mem0MemoryConfigSchema>,
+    config: z.output<ReturnType<typeof mem0MemoryConfigSchema>>,
     importModule: () => Promise<unknown> = importMem0,
   ): Promise<Mem0Memory> {
     const module = await importModule();

@@ -1,12 +1,15 @@
 import { z } from "zod";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import { BufferMemory } from "./buffer-memory.js";
 
 /** The config of the `window_buffer` memory. */
-export const windowBufferMemoryConfigSchema = z.object({
-  state_key: z.string().min(1).default("memory_buffer"),
-  view_key: z.string().min(1).default("history"),
-  window_size: z.number().int().min(1).default(20),
-});
+export const windowBufferMemoryConfigSchema = builtOnFirstUse(() =>
+  z.object({
+    state_key: z.string().min(1).default("memory_buffer"),
+    view_key: z.string().min(1).default("history"),
+    window_size: z.number().int().min(1).default(20),
+  }),
+);
 
 /** Options of {@link WindowBufferMemory}. */
 export interface WindowBufferMemoryOptions {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FakeClock, FakeModelServer, jsonReply, streamReply } from "../../test/support/fake-model-server.js";
-import { LLMOptionsSchema } from "../config/app-config-schema.js";
+import { llmOptionsSchema } from "../config/app-config-schema.js";
 import type { ModelStreamPart } from "../contracts/language-model.js";
 import { ConfigError } from "../errors/error-classes.js";
 import { createModel } from "./create-model.js";
@@ -9,7 +9,7 @@ import { EchoModel } from "./providers/mock/echo-model.js";
 import { OpenAICompatibleModel } from "./providers/openai/openai-compatible-model.js";
 
 const env = { ANTHROPIC_API_KEY: "sk-ant", OPENAI_API_KEY: "sk-oai", MY_KEY: "sk-mine" };
-const llm = (options: Record<string, unknown>) => LLMOptionsSchema.parse(options);
+const llm = (options: Record<string, unknown>) => llmOptionsSchema().parse(options);
 
 function configError(run: () => unknown): ConfigError {
   try {

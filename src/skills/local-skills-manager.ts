@@ -7,15 +7,18 @@ import { nearMatch } from "../config/near-match.js";
 import { ConfigError, PluginLoadError } from "../errors/error-classes.js";
 import { getLogger } from "../logging/logger.js";
 import type { SessionManager } from "../sessions/session-manager.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import { parseAllowedTools, parseSkillDocument, parseSkillPermissions } from "./skill-front-matter.js";
 import type { SessionSkillSummary, SkillReference, SkillsManager } from "./skills-manager.js";
 
 /** The config of the `local` skills manager. */
-export const localSkillsManagerConfigSchema = z.object({
-  // No default here: an absent key means the default `skills` directory, which may be missing without a warning.
-  search_paths: z.array(z.string().min(1)).optional(),
-  enabled: z.array(z.string().min(1)).optional(),
-});
+export const localSkillsManagerConfigSchema = builtOnFirstUse(() =>
+  z.object({
+    // No default here: an absent key means the default `skills` directory, which may be missing without a warning.
+    search_paths: z.array(z.string().min(1)).optional(),
+    enabled: z.array(z.string().min(1)).optional(),
+  }),
+);
 
 /** Reference files larger than this are left out of `loadReferences`. */
 export const MAX_SKILL_REFERENCE_BYTES = 256 * 1024;

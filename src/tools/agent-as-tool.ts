@@ -5,6 +5,7 @@ import type { ToolDecision } from "../contracts/tool-decision.js";
 import { ToolError } from "../errors/error-classes.js";
 import { isTraceContextCarrier } from "../events/trace-context-carrier.js";
 import type { PluginDefinition } from "../plugins/plugin-registry.js";
+import { builtOnFirstUse } from "../util/built-on-first-use.js";
 import { BaseTool } from "./base-tool.js";
 import { SuspendToolCall } from "./suspend-tool-call.js";
 
@@ -146,23 +147,27 @@ export function agentAsTool(runner: AgentRunner, agentId: string, options: Agent
   return new AgentTool(runner, agentId, options) as unknown as Tool;
 }
 
-const AGENT_TOOL_CONFIG = z
-  .object({
-    agent_id: z.string().min(1),
-    arg_name: z.string().min(1).optional(),
-    arg_description: z.string().optional(),
-    description: z.string().optional(),
-    propagate_session: z.boolean().optional(),
-  })
-  .strict();
+const agentToolConfig = builtOnFirstUse(() =>
+  z
+    .object({
+      agent_id: z.string().min(1),
+      arg_name: z.string().min(1).optional(),
+      arg_description: z.string().optional(),
+      description: z.string().optional(),
+      propagate_session: z.boolean().optional(),
+    })
+    .strict(),
+);
 
 /** The `agent` tool builtin: `{"id": "researcher", "type": "agent", "config": {"agent_id": "…"}}`. */
 export const agentToolPlugin: PluginDefinition<Tool> = {
   kind: "tool",
   type: "agent",
-  configSchema: AGENT_TOOL_CONFIG,
+  get configSchema() {
+    return agentToolConfig();
+  },
   create(config, context) {
-    const parsed = AGENT_TOOL_CONFIG.parse(config);
+    const parsed = agentToolConfig().parse(config);
     const options: AgentAsToolOptions = {};
     if (parsed.arg_name !== undefined) options.argName = parsed.arg_name;
     if (parsed.arg_description !== undefined) options.argDescription = parsed.arg_description;

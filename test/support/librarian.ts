@@ -1,4 +1,4 @@
-import { AppConfigSchema } from "../../src/config/app-config-schema.js";
+import { appConfigSchema } from "../../src/config/app-config-schema.js";
 import type { KeelConfig } from "../../src/config/keel-config.js";
 import {
   type LanguageModel,
@@ -56,7 +56,7 @@ export async function askLibrarian(
   };
   const runtime = await Runtime.fromDict(config);
   const [hostEnd, runnerEnd] = createInMemoryTransportPair();
-  serveKeelRunner({ runtime, agents: AppConfigSchema.parse(config).agents, transport: runnerEnd });
+  serveKeelRunner({ runtime, agents: appConfigSchema().parse(config).agents, transport: runnerEnd });
   const stores = createInMemoryHostStores();
   const host = new KeelHost({
     stores,

@@ -1,6 +1,6 @@
 import { describeHostRunnerScenarios } from "../../../test/support/host-runner-scenarios.js";
 import { HOST_RUNNER_CONFIG } from "../../../test/support/host-scenario.js";
-import { AppConfigSchema } from "../../config/app-config-schema.js";
+import { appConfigSchema } from "../../config/app-config-schema.js";
 import { Runtime } from "../../runtime/runtime.js";
 import { serveKeelRunner } from "../runner/serve-keel-runner.js";
 import { createInMemoryTransportPair } from "../transport/in-memory-transport.js";
@@ -10,7 +10,7 @@ describeHostRunnerScenarios("in one process, over an in-memory channel", async (
   const [hostEnd, runnerEnd] = createInMemoryTransportPair();
   serveKeelRunner({
     runtime,
-    agents: AppConfigSchema.parse(HOST_RUNNER_CONFIG).agents,
+    agents: appConfigSchema().parse(HOST_RUNNER_CONFIG).agents,
     transport: runnerEnd,
   });
   return host.attach(hostEnd, { onClose: () => void runtime.close() });

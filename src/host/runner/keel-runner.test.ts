@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { langBotErrors, langBotResultErrors } from "../../../test/support/langbot-schemas.js";
-import { AppConfigSchema } from "../../config/app-config-schema.js";
+import { appConfigSchema } from "../../config/app-config-schema.js";
 import type { KeelConfig } from "../../config/keel-config.js";
 import { Runtime } from "../../runtime/runtime.js";
 import { ActionChannel } from "../transport/action-channel.js";
@@ -44,7 +44,7 @@ async function setUp(turns: ModelTurn[]) {
   const [hostEnd, runnerEnd] = createInMemoryTransportPair();
   const { channel: runnerChannel } = serveKeelRunner({
     runtime,
-    agents: AppConfigSchema.parse(CONFIG).agents,
+    agents: appConfigSchema().parse(CONFIG).agents,
     transport: runnerEnd,
   });
   const host = new ActionChannel({ transport: hostEnd });

@@ -8,7 +8,7 @@ import { getPlugin } from "../../plugins/plugin-registry.js";
 import { describeSessionManagerConformance } from "../../testing/session-manager-conformance.js";
 import { decodeFileName, encodeFileName } from "./encode-file-name.js";
 import { JsonlFileSessionManager } from "./jsonl-file-session-manager.js";
-import { JSONL_FILE_SESSION_MANAGER_CONFIG, registerJsonlStore } from "./register-jsonl-store.js";
+import { jsonlFileSessionManagerConfig, registerJsonlStore } from "./register-jsonl-store.js";
 
 const root = mkdtempSync(join(tmpdir(), "keel-jsonl-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -198,7 +198,7 @@ describe("registerJsonlStore", () => {
     registerJsonlStore();
     const definition = getPlugin("session", "jsonl_file");
     const rootDir = freshRoot();
-    const config = JSONL_FILE_SESSION_MANAGER_CONFIG.parse({ root_dir: "store" });
+    const config = jsonlFileSessionManagerConfig().parse({ root_dir: "store" });
     expect(config).toEqual({ root_dir: "store", fsync: false, max_line_bytes: 16 * 1024 * 1024 });
     const created = await definition?.create(config, {
       baseDir: rootDir,
@@ -207,6 +207,6 @@ describe("registerJsonlStore", () => {
     expect(created).toBeInstanceOf(JsonlFileSessionManager);
     await (created as JsonlFileSessionManager).setState("s", { ok: true });
     expect(readdirSync(join(rootDir, "store", "sessions"))).toEqual(["s.jsonl"]);
-    expect(() => JSONL_FILE_SESSION_MANAGER_CONFIG.parse({})).toThrow();
+    expect(() => jsonlFileSessionManagerConfig().parse({})).toThrow();
   });
 });

@@ -2,19 +2,24 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { type PluginDefinition, registerBuiltin } from "../../plugins/plugin-registry.js";
 import type { SessionManager } from "../../sessions/session-manager.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import { DEFAULT_MAX_LINE_BYTES } from "./jsonl-line-limit.js";
 
 /** Config of the `jsonl_file` session manager; `root_dir` resolves against the config's directory. */
-export const JSONL_FILE_SESSION_MANAGER_CONFIG = z.object({
-  root_dir: z.string().min(1),
-  fsync: z.boolean().default(false),
-  max_line_bytes: z.number().int().positive().default(DEFAULT_MAX_LINE_BYTES),
-});
+export const jsonlFileSessionManagerConfig = builtOnFirstUse(() =>
+  z.object({
+    root_dir: z.string().min(1),
+    fsync: z.boolean().default(false),
+    max_line_bytes: z.number().int().positive().default(DEFAULT_MAX_LINE_BYTES),
+  }),
+);
 
 const jsonlFileSessionManager: PluginDefinition<SessionManager> = {
   kind: "session",
   type: "jsonl_file",
-  configSchema: JSONL_FILE_SESSION_MANAGER_CONFIG,
+  get configSchema() {
+    return jsonlFileSessionManagerConfig();
+  },
   // The store's modules load when a config names it, not with every runtime.
   async create(config, context) {
     const { JsonlFileSessionManager } = await import("./jsonl-file-session-manager.js");

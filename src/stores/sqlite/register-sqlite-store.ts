@@ -2,22 +2,27 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { type PluginDefinition, registerBuiltin } from "../../plugins/plugin-registry.js";
 import type { SessionManager } from "../../sessions/session-manager.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 
 /** Config of the `sqlite` session store; `db_path` resolves against the config's directory. */
-export const SQLITE_STORE_CONFIG = z.object({
-  db_path: z.string().min(1),
-  wal: z.boolean().default(true),
-  synchronous: z.enum(["OFF", "NORMAL", "FULL", "EXTRA"]).default("NORMAL"),
-  busy_timeout_ms: z.number().int().nonnegative().default(5000),
-});
+export const sqliteStoreConfig = builtOnFirstUse(() =>
+  z.object({
+    db_path: z.string().min(1),
+    wal: z.boolean().default(true),
+    synchronous: z.enum(["OFF", "NORMAL", "FULL", "EXTRA"]).default("NORMAL"),
+    busy_timeout_ms: z.number().int().nonnegative().default(5000),
+  }),
+);
 
 const sqliteStore: PluginDefinition<SessionManager> = {
   kind: "session",
   type: "sqlite",
-  configSchema: SQLITE_STORE_CONFIG,
+  get configSchema() {
+    return sqliteStoreConfig();
+  },
   // The store's modules load when a config names it, not with every runtime.
   async create(config, context) {
-    const parsed = SQLITE_STORE_CONFIG.parse(config);
+    const parsed = sqliteStoreConfig().parse(config);
     const { SqliteSessionManager } = await import("./sqlite-session-manager.js");
     // Open and migrate at startup, so a missing binding or an unwritable path fails config loading, not a run.
     return SqliteSessionManager.open({

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { describeSessionManagerConformance } from "../../testing/session-manager-conformance.js";
 import { openSqliteDatabase } from "./open-sqlite-database.js";
-import { SQLITE_STORE_CONFIG } from "./register-sqlite-store.js";
+import { sqliteStoreConfig } from "./register-sqlite-store.js";
 import { SqliteSessionManager } from "./sqlite-session-manager.js";
 
 const root = mkdtempSync(join(tmpdir(), "keel-sqlite-"));
@@ -217,13 +217,13 @@ describe("SqliteSessionManager", () => {
   });
 
   it("validates its config with defaults", () => {
-    expect(SQLITE_STORE_CONFIG.parse({ db_path: "keel.db" })).toEqual({
+    expect(sqliteStoreConfig().parse({ db_path: "keel.db" })).toEqual({
       db_path: "keel.db",
       wal: true,
       synchronous: "NORMAL",
       busy_timeout_ms: 5000,
     });
-    expect(() => SQLITE_STORE_CONFIG.parse({})).toThrow();
-    expect(() => SQLITE_STORE_CONFIG.parse({ db_path: "x", synchronous: "SOMETIMES" })).toThrow();
+    expect(() => sqliteStoreConfig().parse({})).toThrow();
+    expect(() => sqliteStoreConfig().parse({ db_path: "x", synchronous: "SOMETIMES" })).toThrow();
   });
 });

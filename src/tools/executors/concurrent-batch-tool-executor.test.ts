@@ -82,11 +82,11 @@ const flush = async () => {
 
 describe("ConcurrentBatchToolExecutor", () => {
   it("has the documented config defaults", () => {
-    expect(concurrentBatchToolExecutorConfigSchema.parse({})).toEqual({
+    expect(concurrentBatchToolExecutorConfigSchema().parse({})).toEqual({
       inner: { type: "safe" },
       max_concurrency: 10,
     });
-    expect(concurrentBatchToolExecutorConfigSchema.safeParse({ max_concurrency: 0 }).success).toBe(false);
+    expect(concurrentBatchToolExecutorConfigSchema().safeParse({ max_concurrency: 0 }).success).toBe(false);
     expect(new ConcurrentBatchToolExecutor({ execute: vi.fn() }).maxConcurrency).toBe(10);
   });
 

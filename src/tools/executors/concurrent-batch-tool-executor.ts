@@ -7,12 +7,15 @@ import type {
   ToolExecutionStreamPart,
   ToolExecutor,
 } from "../../contracts/tool.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import { executeStreamOf, executeToolCall } from "../execute-tool-call.js";
 
-export const concurrentBatchToolExecutorConfigSchema = z.object({
-  inner: z.unknown().default({ type: "safe" }),
-  max_concurrency: z.number().int().min(1).default(10),
-});
+export const concurrentBatchToolExecutorConfigSchema = builtOnFirstUse(() =>
+  z.object({
+    inner: z.unknown().default({ type: "safe" }),
+    max_concurrency: z.number().int().min(1).default(10),
+  }),
+);
 
 /**
  * Parallel mode: the `concurrencySafe` calls of a step run together, at most `max_concurrency` at a

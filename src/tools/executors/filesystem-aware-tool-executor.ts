@@ -10,13 +10,16 @@ import { ToolError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
 import type { SandboxAccess } from "../../sandbox/checked-path.js";
 import type { SandboxProvider } from "../../sandbox/sandbox-provider.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import { executeStreamOf } from "../execute-tool-call.js";
 
-export const filesystemAwareToolExecutorConfigSchema = z.object({
-  inner: z.unknown().default({ type: "safe" }),
-  /** Argument names that hold paths; absent: {@link isPathArgumentName} decides. */
-  path_arguments: z.array(z.string().min(1)).min(1).optional(),
-});
+export const filesystemAwareToolExecutorConfigSchema = builtOnFirstUse(() =>
+  z.object({
+    inner: z.unknown().default({ type: "safe" }),
+    /** Argument names that hold paths; absent: {@link isPathArgumentName} decides. */
+    path_arguments: z.array(z.string().min(1)).min(1).optional(),
+  }),
+);
 
 export interface FilesystemAwareToolExecutorOptions {
   /** What runs the calls the sandbox lets through. */

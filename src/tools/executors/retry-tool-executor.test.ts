@@ -109,7 +109,7 @@ describe("RetryToolExecutor", () => {
   });
 
   it("has the documented config defaults", () => {
-    expect(retryToolExecutorConfigSchema.parse({})).toEqual({
+    expect(retryToolExecutorConfigSchema().parse({})).toEqual({
       inner: { type: "safe" },
       max_attempts: 3,
       initial_delay_ms: 200,
@@ -117,9 +117,9 @@ describe("RetryToolExecutor", () => {
       max_delay_ms: 5000,
       jitter: "equal",
     });
-    expect(retryToolExecutorConfigSchema.safeParse({ max_attempts: 0 }).success).toBe(false);
-    expect(retryToolExecutorConfigSchema.safeParse({ backoff_multiplier: 0.5 }).success).toBe(false);
-    expect(retryToolExecutorConfigSchema.safeParse({ jitter: "random" }).success).toBe(false);
+    expect(retryToolExecutorConfigSchema().safeParse({ max_attempts: 0 }).success).toBe(false);
+    expect(retryToolExecutorConfigSchema().safeParse({ backoff_multiplier: 0.5 }).success).toBe(false);
+    expect(retryToolExecutorConfigSchema().safeParse({ jitter: "random" }).success).toBe(false);
   });
 
   it("returns a first success without retrying", async () => {

@@ -7,18 +7,24 @@ import type {
   ToolExecutor,
 } from "../../contracts/tool.js";
 import { isRetryable } from "../../errors/keel-error.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import { executeStreamOf, missingResult } from "../execute-tool-call.js";
 
-export const retryToolExecutorConfigSchema = z.object({
-  inner: z.unknown().default({ type: "safe" }),
-  max_attempts: z.number().int().min(1).default(3),
-  initial_delay_ms: z.number().int().min(0).default(200),
-  backoff_multiplier: z.number().min(1).default(2),
-  max_delay_ms: z.number().int().min(0).default(5000),
-  jitter: z.enum(["none", "full", "equal"]).default("equal"),
-});
+export const retryToolExecutorConfigSchema = builtOnFirstUse(() =>
+  z.object({
+    inner: z.unknown().default({ type: "safe" }),
+    max_attempts: z.number().int().min(1).default(3),
+    initial_delay_ms: z.number().int().min(0).default(200),
+    backoff_multiplier: z.number().min(1).default(2),
+    max_delay_ms: z.number().int().min(0).default(5000),
+    jitter: z.enum(["none", "full", "equal"]).default("equal"),
+  }),
+);
 
-export type RetryToolExecutorOptions = Omit<z.output<typeof retryToolExecutorConfigSchema>, "inner"> & {
+export type RetryToolExecutorOptions = Omit<
+  z.output<ReturnType<typeof retryToolExecutorConfigSchema>>,
+  "inner"
+> & {
   inner: ToolExecutor;
   /** Injectable for tests. */
   random?: () => number;

@@ -11,18 +11,21 @@ import {
 } from "../../contracts/tool.js";
 import { ToolCancelledError, ToolError, ToolTimeoutError } from "../../errors/error-classes.js";
 import { KeelError } from "../../errors/keel-error.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import { deadlines } from "../../util/deadline-queue.js";
 import { type BackgroundPollOptions, DEFAULT_BACKGROUND_POLL, runBackgroundJob } from "../background-job.js";
 import { isSuspendToolCall } from "../suspend-tool-call.js";
 
-export const safeToolExecutorConfigSchema = z.object({
-  default_timeout_ms: z.number().int().positive().default(30_000),
-  /** A background tool's job: the first wait before polling it, doubled after each poll up to the max. */
-  poll_initial_delay_ms: z.number().int().positive().default(DEFAULT_BACKGROUND_POLL.initialDelayMs),
-  poll_max_delay_ms: z.number().int().positive().default(DEFAULT_BACKGROUND_POLL.maxDelayMs),
-});
+export const safeToolExecutorConfigSchema = builtOnFirstUse(() =>
+  z.object({
+    default_timeout_ms: z.number().int().positive().default(30_000),
+    /** A background tool's job: the first wait before polling it, doubled after each poll up to the max. */
+    poll_initial_delay_ms: z.number().int().positive().default(DEFAULT_BACKGROUND_POLL.initialDelayMs),
+    poll_max_delay_ms: z.number().int().positive().default(DEFAULT_BACKGROUND_POLL.maxDelayMs),
+  }),
+);
 
-export type SafeToolExecutorConfig = z.input<typeof safeToolExecutorConfigSchema>;
+export type SafeToolExecutorConfig = z.input<ReturnType<typeof safeToolExecutorConfigSchema>>;
 
 /**
  * Runs a tool and races it against its timeout (the tool's `defaultTimeoutMs`, else the executor's) and the
@@ -36,7 +39,7 @@ export class SafeToolExecutor implements StreamingToolExecutor {
   readonly poll: BackgroundPollOptions;
 
   constructor(config: SafeToolExecutorConfig = {}) {
-    const parsed = safeToolExecutorConfigSchema.parse(config);
+    const parsed = safeToolExecutorConfigSchema().parse(config);
     this.defaultTimeoutMs = parsed.default_timeout_ms;
     this.poll = {
       initialDelayMs: parsed.poll_initial_delay_ms,

@@ -9,6 +9,7 @@ import {
   sandboxSettingsFromConfig,
 } from "../../sandbox/sandbox-provider.js";
 import type { Toolset } from "../../tools/toolset.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import { createDeleteFileTool } from "./delete-file-tool.js";
 import { createGrepFilesTool, type GrepLimits } from "./grep-files-tool.js";
 import { createListFilesTool } from "./list-files-tool.js";
@@ -64,22 +65,24 @@ export function createFilesystemToolset(options: FilesystemToolsetOptions = {}):
   return { kind: "toolset", name: "filesystem", tools: () => tools };
 }
 
-const positiveInt = z.number().int().positive();
-const GREP_CONFIG = {
-  grep_max_matches: positiveInt.optional(),
-  grep_max_files: positiveInt.optional(),
-  grep_max_file_bytes: positiveInt.optional(),
-  grep_max_scan_bytes: positiveInt.optional(),
-  grep_max_pattern_length: positiveInt.optional(),
-};
-const FILESYSTEM_CONFIG = z.object({
-  tools: z.array(z.enum(FILESYSTEM_TOOL_NAMES)).min(1).optional(),
-  ...GREP_CONFIG,
-});
-const SINGLE_TOOL_CONFIG = z.object(GREP_CONFIG);
+const positiveInt = builtOnFirstUse(() => z.number().int().positive());
+const grepConfigShape = builtOnFirstUse(() => ({
+  grep_max_matches: positiveInt().optional(),
+  grep_max_files: positiveInt().optional(),
+  grep_max_file_bytes: positiveInt().optional(),
+  grep_max_scan_bytes: positiveInt().optional(),
+  grep_max_pattern_length: positiveInt().optional(),
+}));
+const filesystemToolsetConfig = builtOnFirstUse(() =>
+  z.object({
+    tools: z.array(z.enum(FILESYSTEM_TOOL_NAMES)).min(1).optional(),
+    ...grepConfigShape(),
+  }),
+);
+const singleFilesystemToolConfig = builtOnFirstUse(() => z.object(grepConfigShape()));
 
 function optionsFrom(
-  config: z.output<typeof FILESYSTEM_CONFIG>,
+  config: z.output<ReturnType<typeof filesystemToolsetConfig>>,
   context: PluginFactoryContext,
 ): FilesystemToolsetOptions {
   const options: FilesystemToolsetOptions = {
@@ -100,18 +103,23 @@ function optionsFrom(
 export const filesystemToolsetPlugin: PluginDefinition<Toolset> = {
   kind: "tool",
   type: "filesystem",
-  configSchema: FILESYSTEM_CONFIG,
-  create: (config, context) => createFilesystemToolset(optionsFrom(FILESYSTEM_CONFIG.parse(config), context)),
+  get configSchema() {
+    return filesystemToolsetConfig();
+  },
+  create: (config, context) =>
+    createFilesystemToolset(optionsFrom(filesystemToolsetConfig().parse(config), context)),
 };
 
 /** Each filesystem tool as a type of its own: `{"id": "read", "type": "read_file"}`. */
 export const filesystemToolPlugins: PluginDefinition<Tool>[] = FILESYSTEM_TOOL_NAMES.map((name) => ({
   kind: "tool",
   type: name,
-  configSchema: SINGLE_TOOL_CONFIG,
+  get configSchema() {
+    return singleFilesystemToolConfig();
+  },
   create: (config: Record<string, unknown>, context: PluginFactoryContext) =>
     createFilesystemToolset({
-      ...optionsFrom(SINGLE_TOOL_CONFIG.parse(config), context),
+      ...optionsFrom(singleFilesystemToolConfig().parse(config), context),
       tools: [name],
     }).tools()[0]!,
 }));

@@ -3,13 +3,16 @@ import { DEFAULT_EXECUTION_SPEC, type Tool } from "../../contracts/tool.js";
 import { PermanentToolError } from "../../errors/error-classes.js";
 import { currentHostBridge } from "../../models/providers/host/host-bridge.js";
 import type { PluginDefinition } from "../../plugins/plugin-registry.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 
-const HOST_KNOWLEDGE_CONFIG = z.object({
-  /** The host's knowledge base; the run's first granted one when absent. */
-  kb_id: z.string().min(1).optional(),
-  top_k: z.number().int().min(1).max(100).default(5),
-  description: z.string().default("Search the knowledge base for passages about a query"),
-});
+const hostKnowledgeToolConfig = builtOnFirstUse(() =>
+  z.object({
+    /** The host's knowledge base; the run's first granted one when absent. */
+    kb_id: z.string().min(1).optional(),
+    top_k: z.number().int().min(1).max(100).default(5),
+    description: z.string().default("Search the knowledge base for passages about a query"),
+  }),
+);
 
 const SCHEMA = {
   type: "object",
@@ -26,9 +29,11 @@ const SCHEMA = {
 export const hostKnowledgeToolPlugin: PluginDefinition<Tool> = {
   kind: "tool",
   type: "host_knowledge",
-  configSchema: HOST_KNOWLEDGE_CONFIG,
+  get configSchema() {
+    return hostKnowledgeToolConfig();
+  },
   create: (config, context) => {
-    const parsed = HOST_KNOWLEDGE_CONFIG.parse(config);
+    const parsed = hostKnowledgeToolConfig().parse(config);
     const name = context.id ?? "knowledge_search";
     return {
       name,

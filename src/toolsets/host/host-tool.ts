@@ -3,15 +3,18 @@ import { DEFAULT_EXECUTION_SPEC, normalizeApprovalMode, type Tool } from "../../
 import { PermanentToolError } from "../../errors/error-classes.js";
 import { currentHostBridge } from "../../models/providers/host/host-bridge.js";
 import type { PluginDefinition } from "../../plugins/plugin-registry.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 
-const HOST_TOOL_CONFIG = z.object({
-  /** The host's name for the tool; the entry's `id` when absent. */
-  tool_name: z.string().min(1).optional(),
-  description: z.string().default(""),
-  /** JSON Schema of the tool's parameters, as the model sees them. */
-  parameters: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
-  approval_mode: z.enum(["inherit", "never", "always", "never_require", "always_require"]).optional(),
-});
+const hostToolConfig = builtOnFirstUse(() =>
+  z.object({
+    /** The host's name for the tool; the entry's `id` when absent. */
+    tool_name: z.string().min(1).optional(),
+    description: z.string().default(""),
+    /** JSON Schema of the tool's parameters, as the model sees them. */
+    parameters: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
+    approval_mode: z.enum(["inherit", "never", "always", "never_require", "always_require"]).optional(),
+  }),
+);
 
 /**
  * `{"id": "lookup", "type": "host_tool", "config": {"description": "…", "parameters": {…}}}`: a tool the host
@@ -21,9 +24,11 @@ const HOST_TOOL_CONFIG = z.object({
 export const hostToolPlugin: PluginDefinition<Tool> = {
   kind: "tool",
   type: "host_tool",
-  configSchema: HOST_TOOL_CONFIG,
+  get configSchema() {
+    return hostToolConfig();
+  },
   create: (config, context) => {
-    const parsed = HOST_TOOL_CONFIG.parse(config);
+    const parsed = hostToolConfig().parse(config);
     const name = context.id ?? parsed.tool_name;
     if (name === undefined) throw new PermanentToolError("a host_tool needs an id or config.tool_name");
     const hostName = parsed.tool_name ?? name;

@@ -17,6 +17,7 @@ import { SessionMemoryStore } from "../../memory/session-memory-store.js";
 import type { PluginDefinition, PluginFactoryContext } from "../../plugins/plugin-registry.js";
 import { defineTool } from "../../tools/define-tool.js";
 import type { Toolset } from "../../tools/toolset.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import { okResult } from "../filesystem/tool-result.js";
 
 export const MEMORY_WRITE_MODES = ["disabled", "candidate", "external"] as const;
@@ -219,18 +220,20 @@ function writeCandidate(
   return entry;
 }
 
-const MEMORY_CONFIG = z.object({
-  write_mode: z.enum(MEMORY_WRITE_MODES).optional(),
-  /**
-   * The toolset's own MemoryStore: `"session_store"`, `{"type": "session_store", "config": {"max_entries"}}`,
-   * `{"impl": "…#Export"}` or an object. Absent: the agent's memory plugin.
-   */
-  provider: z.unknown().optional(),
-  default_scope: z.string().min(1).optional(),
-  default_limit: z.number().int().positive().optional(),
-  max_limit: z.number().int().positive().optional(),
-  max_content_chars: z.number().int().positive().optional(),
-});
+const memoryToolsetConfig = builtOnFirstUse(() =>
+  z.object({
+    write_mode: z.enum(MEMORY_WRITE_MODES).optional(),
+    /**
+     * The toolset's own MemoryStore: `"session_store"`, `{"type": "session_store", "config": {"max_entries"}}`,
+     * `{"impl": "…#Export"}` or an object. Absent: the agent's memory plugin.
+     */
+    provider: z.unknown().optional(),
+    default_scope: z.string().min(1).optional(),
+    default_limit: z.number().int().positive().optional(),
+    max_limit: z.number().int().positive().optional(),
+    max_content_chars: z.number().int().positive().optional(),
+  }),
+);
 
 const STORE_HINT =
   'A memory store has write({content, scope, tags}, ctx) → {id} and recall({query, scope, limit}, ctx) → hits; use "session_store" for the builtin';
@@ -269,7 +272,7 @@ async function loadProvider(ref: unknown, context: PluginFactoryContext): Promis
 }
 
 async function fromConfig(config: Record<string, unknown>, context: PluginFactoryContext): Promise<Toolset> {
-  const parsed = MEMORY_CONFIG.parse(config);
+  const parsed = memoryToolsetConfig().parse(config);
   const writeMode = parsed.write_mode ?? "candidate";
   const options: MemoryToolsetOptions = { writeMode };
   // The toolset's own provider, else the agent's memory plugin ("the memory plugin's MemoryStore ability").
@@ -305,12 +308,19 @@ function memoryPluginName(memory: unknown): string | undefined {
 export const memoryToolsetPlugin: PluginDefinition<Toolset> = {
   kind: "tool",
   type: "memory",
-  configSchema: MEMORY_CONFIG,
+  get configSchema() {
+    return memoryToolsetConfig();
+  },
   create: fromConfig,
 };
 
 /** The other name configs use for the same toolset (`memory_tools`). */
 export const memoryToolsToolsetPlugin: PluginDefinition<Toolset> = {
-  ...memoryToolsetPlugin,
+  kind: "tool",
   type: "memory_tools",
+  // A getter, not a spread of the other definition: spreading would build the schema when this module loads.
+  get configSchema() {
+    return memoryToolsetConfig();
+  },
+  create: fromConfig,
 };

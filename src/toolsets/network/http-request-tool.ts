@@ -5,6 +5,7 @@ import type { Tool, ToolResult } from "../../contracts/tool.js";
 import { PermissionDeniedError, ToolError, ToolTimeoutError } from "../../errors/error-classes.js";
 import type { PluginDefinition } from "../../plugins/plugin-registry.js";
 import { defineTool } from "../../tools/define-tool.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import { okResult } from "../filesystem/tool-result.js";
 import { blockedRangeOf } from "./address-guard.js";
 
@@ -285,21 +286,25 @@ function readBounded(
   });
 }
 
-const positiveInt = z.number().int().positive();
-const HTTP_CONFIG = z.object({
-  allowed_hosts: z.array(z.string().min(1)).optional(),
-  timeout_ms: positiveInt.optional(),
-  max_response_bytes: positiveInt.optional(),
-  max_redirects: z.number().int().min(0).max(20).optional(),
-});
+const positiveInt = builtOnFirstUse(() => z.number().int().positive());
+const httpRequestToolConfig = builtOnFirstUse(() =>
+  z.object({
+    allowed_hosts: z.array(z.string().min(1)).optional(),
+    timeout_ms: positiveInt().optional(),
+    max_response_bytes: positiveInt().optional(),
+    max_redirects: z.number().int().min(0).max(20).optional(),
+  }),
+);
 
 /** `{"id": "http_request", "type": "http_request", "config": {"allowed_hosts": [...]}}`. */
 export const httpRequestToolPlugin: PluginDefinition<Tool> = {
   kind: "tool",
   type: "http_request",
-  configSchema: HTTP_CONFIG,
+  get configSchema() {
+    return httpRequestToolConfig();
+  },
   create: (config) => {
-    const parsed = HTTP_CONFIG.parse(config);
+    const parsed = httpRequestToolConfig().parse(config);
     const options: HttpRequestToolOptions = {};
     if (parsed.allowed_hosts !== undefined) options.allowedHosts = parsed.allowed_hosts;
     if (parsed.timeout_ms !== undefined) options.timeoutMs = parsed.timeout_ms;

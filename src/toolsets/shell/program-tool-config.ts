@@ -2,21 +2,24 @@ import { z } from "zod";
 import type { Tool } from "../../contracts/tool.js";
 import type { PluginDefinition, PluginFactoryContext } from "../../plugins/plugin-registry.js";
 import { createSandboxProvider, sandboxSettingsFromConfig } from "../../sandbox/sandbox-provider.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import type { ProgramToolOptions } from "./run-program.js";
 
-const positiveInt = z.number().int().positive();
+const positiveInt = builtOnFirstUse(() => z.number().int().positive());
 
 /** The config of the `shell_exec` and `execute_command` tool types (an unknown key is warned about). */
-export const PROGRAM_TOOL_CONFIG = z.object({
-  command_allowlist: z.array(z.string().min(1)).optional(),
-  timeout_ms: positiveInt.optional(),
-  capture_bytes: positiveInt.optional(),
-  env_passthrough: z.array(z.string().min(1)).optional(),
-  require_approval: z.boolean().optional(),
-});
+export const programToolConfig = builtOnFirstUse(() =>
+  z.object({
+    command_allowlist: z.array(z.string().min(1)).optional(),
+    timeout_ms: positiveInt().optional(),
+    capture_bytes: positiveInt().optional(),
+    env_passthrough: z.array(z.string().min(1)).optional(),
+    require_approval: z.boolean().optional(),
+  }),
+);
 
 /**
- * The plugin of a program-running tool type: its config ({@link PROGRAM_TOOL_CONFIG}) becomes the tool's
+ * The plugin of a program-running tool type: its config ({@link programToolConfig}) becomes the tool's
  * options, in the agent's sandbox.
  */
 export function programToolPlugin(
@@ -26,7 +29,9 @@ export function programToolPlugin(
   return {
     kind: "tool",
     type,
-    configSchema: PROGRAM_TOOL_CONFIG,
+    get configSchema() {
+      return programToolConfig();
+    },
     create: (config, context) => create(programToolOptions(config, context)),
   };
 }
@@ -35,7 +40,7 @@ function programToolOptions(
   config: Record<string, unknown>,
   context: PluginFactoryContext,
 ): ProgramToolOptions {
-  const parsed = PROGRAM_TOOL_CONFIG.parse(config);
+  const parsed = programToolConfig().parse(config);
   const options: ProgramToolOptions = {
     sandbox: createSandboxProvider(sandboxSettingsFromConfig(context.agent?.sandbox, context.baseDir)),
   };

@@ -4,6 +4,7 @@ import { PermissionDeniedError } from "../../errors/error-classes.js";
 import { matchesToolPattern } from "../../permissions/effective-policy.js";
 import type { PluginDefinition } from "../../plugins/plugin-registry.js";
 import { defineTool } from "../../tools/define-tool.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import { SHELL_ENV_STATE_KEY, sessionShellEnv } from "./shell-env-state.js";
 
 /**
@@ -159,19 +160,23 @@ function checkValue(name: string, value: string): void {
   }
 }
 
-const SET_ENV_CONFIG = z.object({
-  allow: z.array(z.string().min(1)).optional(),
-  deny: z.array(z.string().min(1)).optional(),
-  require_approval: z.boolean().optional(),
-});
+const setEnvToolConfig = builtOnFirstUse(() =>
+  z.object({
+    allow: z.array(z.string().min(1)).optional(),
+    deny: z.array(z.string().min(1)).optional(),
+    require_approval: z.boolean().optional(),
+  }),
+);
 
 /** `{"id": "set_env", "type": "set_env", "config": {"allow": ["NO_COLOR", "APP_*"]}}`. */
 export const setEnvToolPlugin: PluginDefinition<Tool> = {
   kind: "tool",
   type: "set_env",
-  configSchema: SET_ENV_CONFIG,
+  get configSchema() {
+    return setEnvToolConfig();
+  },
   create: (config) => {
-    const parsed = SET_ENV_CONFIG.parse(config);
+    const parsed = setEnvToolConfig().parse(config);
     const options: SetEnvToolOptions = {};
     if (parsed.allow !== undefined) options.allow = parsed.allow;
     if (parsed.deny !== undefined) options.deny = parsed.deny;

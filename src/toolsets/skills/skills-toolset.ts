@@ -8,6 +8,7 @@ import type { SessionManager } from "../../sessions/session-manager.js";
 import type { SessionSkillSummary, SkillsManager } from "../../skills/skills-manager.js";
 import { defineTool } from "../../tools/define-tool.js";
 import type { Toolset } from "../../tools/toolset.js";
+import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import { okResult } from "../filesystem/tool-result.js";
 
 /** The code of the tool error `load_skill` raises for a name the skills manager does not know. */
@@ -42,14 +43,16 @@ export interface LoadedSkill {
  * `load_skill`'s arguments: `skill_id`, the name the model sees. Calls written against the earlier `name` argument
  * still work — it is read as `skill_id` when that is missing — but the model's schema shows only `skill_id`.
  */
-const loadSkillInput = z.preprocess(
-  (value) =>
-    typeof value === "object" && value !== null && !("skill_id" in value) && "name" in value
-      ? { ...value, skill_id: (value as { name: unknown }).name }
-      : value,
-  z.object({
-    skill_id: z.string().min(1).describe("The skill's name, as list_skills gives it"),
-  }),
+const loadSkillInput = builtOnFirstUse(() =>
+  z.preprocess(
+    (value) =>
+      typeof value === "object" && value !== null && !("skill_id" in value) && "name" in value
+        ? { ...value, skill_id: (value as { name: unknown }).name }
+        : value,
+    z.object({
+      skill_id: z.string().min(1).describe("The skill's name, as list_skills gives it"),
+    }),
+  ),
 );
 
 function resolve<T>(value: T | (() => T)): T {
@@ -95,7 +98,7 @@ export function createSkillsToolset(options: SkillsToolsetOptions): Toolset {
     description:
       "Load a skill by name: returns its instructions (SKILL.md) and reference files. Call list_skills first " +
       "to see the names.",
-    inputSchema: loadSkillInput,
+    inputSchema: loadSkillInput(),
     sideEffects: "read",
     execute: async (input, ctx): Promise<ToolResult<LoadedSkill>> => {
       // A direct `invoke` skips validation, so the alias is read here too.
@@ -143,15 +146,17 @@ interface RuntimeLike {
   readonly sessionManager: SessionManager;
 }
 
-const SKILLS_CONFIG = z.object({
-  tools: z
-    .array(z.enum(["list_skills", "load_skill"]))
-    .min(1)
-    .optional(),
-});
+const skillsToolsetConfig = builtOnFirstUse(() =>
+  z.object({
+    tools: z
+      .array(z.enum(["list_skills", "load_skill"]))
+      .min(1)
+      .optional(),
+  }),
+);
 
 function fromRuntime(config: Record<string, unknown>, context: PluginFactoryContext): Toolset {
-  const parsed = SKILLS_CONFIG.parse(config);
+  const parsed = skillsToolsetConfig().parse(config);
   const runtime = context.runtime as RuntimeLike | undefined;
   if (runtime === undefined) {
     throw new ToolError("the skills toolset needs a runtime: load it through a Runtime's config");
@@ -170,7 +175,9 @@ function fromRuntime(config: Record<string, unknown>, context: PluginFactoryCont
 export const skillsToolsetPlugin: PluginDefinition<Toolset> = {
   kind: "tool",
   type: "skills",
-  configSchema: SKILLS_CONFIG,
+  get configSchema() {
+    return skillsToolsetConfig();
+  },
   create: fromRuntime,
 };
 
