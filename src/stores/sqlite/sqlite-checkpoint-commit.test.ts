@@ -9,7 +9,7 @@ import type { Message } from "../../contracts/message.js";
 import { RuntimeEvent } from "../../contracts/runtime-event.js";
 import type { CheckpointCommit } from "../../sessions/session-manager.js";
 import { stampCheckpoint } from "../../sessions/session-records.js";
-import { openSqliteDatabase } from "./open-sqlite-database.js";
+import { openSqliteDatabase, type SqliteBindingName } from "./open-sqlite-database.js";
 import { type CheckpointCommitRows, checkpointCommitStatement } from "./sqlite-checkpoint-commit.js";
 import { SqliteSessionManager } from "./sqlite-session-manager.js";
 
@@ -47,9 +47,14 @@ async function stored(manager: SqliteSessionManager, runId: string) {
   };
 }
 
-describe("a checkpoint commit as one statement (migration 5)", () => {
+// libsql commits a checkpoint as one statement; node:sqlite, where this Node has it, as one transaction.
+const bindings: SqliteBindingName[] = process.getBuiltinModule?.("node:sqlite")
+  ? ["libsql", "node:sqlite"]
+  : ["libsql"];
+
+describe.each(bindings)("a checkpoint commit on %s", (binding) => {
   it("falls back to the checked way when the stored transcript is elsewhere: a rewrite lands, a gap is refused whole", async () => {
-    const manager = await SqliteSessionManager.open({ dbPath: freshPath() });
+    const manager = await SqliteSessionManager.open({ dbPath: freshPath(), binding });
     try {
       await manager.commitCheckpoint(commitOf("r", 0));
       await manager.commitCheckpoint(commitOf("r", 1));
@@ -74,10 +79,10 @@ describe("a checkpoint commit as one statement (migration 5)", () => {
 
   it("rolls the whole commit back when the checkpoint's row is refused", async () => {
     const dbPath = freshPath();
-    const manager = await SqliteSessionManager.open({ dbPath });
+    const manager = await SqliteSessionManager.open({ dbPath, binding });
     try {
       await manager.commitCheckpoint(commitOf("r", 0));
-      const db = await openSqliteDatabase(dbPath);
+      const db = await openSqliteDatabase(dbPath, { binding });
       db.exec(
         "CREATE TRIGGER refuse BEFORE INSERT ON checkpoints WHEN NEW.checkpoint_id = 'r:1' BEGIN SELECT RAISE(ABORT, 'refused'); END",
       );
@@ -96,8 +101,8 @@ describe("a checkpoint commit as one statement (migration 5)", () => {
 
   it("fails with store.busy past the busy timeout and leaves the connection able to write and commit", async () => {
     const dbPath = freshPath();
-    const manager = await SqliteSessionManager.open({ dbPath, busyTimeoutMs: 20 });
-    const other = await openSqliteDatabase(dbPath);
+    const manager = await SqliteSessionManager.open({ dbPath, binding, busyTimeoutMs: 20 });
+    const other = await openSqliteDatabase(dbPath, { binding });
     try {
       await manager.commitCheckpoint(commitOf("r", 0));
       other.exec("BEGIN IMMEDIATE");
@@ -127,7 +132,7 @@ describe("a checkpoint commit as one statement (migration 5)", () => {
 
   it("waits for another process's write lock, as BEGIN IMMEDIATE does, and lands after its transaction", async () => {
     const dbPath = freshPath();
-    const manager = await SqliteSessionManager.open({ dbPath, busyTimeoutMs: 10_000 });
+    const manager = await SqliteSessionManager.open({ dbPath, binding, busyTimeoutMs: 10_000 });
     try {
       await manager.commitCheckpoint(commitOf("r", 0));
       // The other process takes the write lock, writes a checkpoint, and commits a little later.

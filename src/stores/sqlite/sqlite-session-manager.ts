@@ -415,9 +415,10 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   }
 
   /**
-   * Events, messages and the checkpoint in one transaction. Usually that is one statement (migration 5's view),
-   * which appends the messages only at the run's stored length; otherwise, or when that statement finds another
-   * length, one `BEGIN IMMEDIATE … COMMIT` whose gap check refuses a bad index and rolls everything back.
+   * Events, messages and the checkpoint in one transaction. On libsql that is usually one statement (migration
+   * 5's view), which appends the messages only at the run's stored length; otherwise, or when that statement
+   * finds another length, one `BEGIN IMMEDIATE … COMMIT` whose gap check refuses a bad index and rolls
+   * everything back.
    */
   async commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint> {
     await this.ready();
@@ -428,15 +429,10 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     const bodies = messages === null ? null : messages.items.map((message) => JSON.stringify(message));
     const fromIndex = messages?.fromIndex ?? 0;
     const known = this.runKeys.get(runId);
-    const alone = checkpointCommitStatement({
-      key: known,
-      sessionId,
-      checkpoint: stored,
-      body,
-      fromIndex,
-      bodies,
-      events,
-    });
+    const rows = { key: known, sessionId, checkpoint: stored, body, fromIndex, bodies, events };
+    // Only on libsql, whose every call costs more than the triggers' extra work; node:sqlite's calls are cheap,
+    // and there the transaction's three statements cost less (bench/README.md, S4).
+    const alone = this.db?.binding === "libsql" ? checkpointCommitStatement(rows) : null;
     if (alone !== null && this.commitAlone(alone)) return { ...stored };
     const key = this.write("commitCheckpoint", () => {
       let key = known;
