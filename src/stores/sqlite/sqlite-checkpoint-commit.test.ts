@@ -77,6 +77,34 @@ describe.each(bindings)("a checkpoint commit on %s", (binding) => {
     }
   });
 
+  it("skips events already stored and replaces a checkpoint in place, as the transaction does", async () => {
+    const manager = await SqliteSessionManager.open({ dbPath: freshPath(), binding });
+    try {
+      await manager.commitCheckpoint(commitOf("r", 0));
+      await manager.commitCheckpoint(commitOf("r", 1));
+      // A retried step: its events again with other payloads, the next message, and the first checkpoint's id.
+      const retried = commitOf("r", 1, 2);
+      await manager.commitCheckpoint({
+        ...retried,
+        events: [3, 4, 5].map((n) => new RuntimeEvent("retried", { n }, 0, "r", "s", "agent", n)),
+        checkpoint: { ...retried.checkpoint, checkpointId: "r:0" },
+      });
+      const events = await manager.loadEvents("r");
+      expect(events.map((e) => [e.sequence, e.kind])).toEqual([
+        [1, "step.started"],
+        [2, "step.started"],
+        [3, "step.started"],
+        [4, "step.started"],
+        [5, "retried"],
+      ]);
+      expect((await stored(manager, "r")).checkpoints).toEqual(["r:0", "r:1"]);
+      expect((await manager.loadCheckpoint("s-r", "r:0"))?.state).toEqual({ step: 1 });
+      expect((await stored(manager, "r")).messages).toEqual(["r:0@0", "r:1@1", "r:1@2"]);
+    } finally {
+      await manager.close();
+    }
+  });
+
   it("rolls the whole commit back when the checkpoint's row is refused", async () => {
     const dbPath = freshPath();
     const manager = await SqliteSessionManager.open({ dbPath, binding });
