@@ -1,9 +1,10 @@
 // A checkpoint commit as one statement: an insert into migration 5's view `checkpoint_commit_rows`, whose
 // triggers write the run's new messages, its new events and the checkpoint. Run outside a transaction, that
 // statement is its own transaction, so the commit is one call into the binding instead of five (BEGIN, three
-// statements, COMMIT); each call costs more than most of what SQLite then does for it. Anything unusual — a run
-// with no key yet, a transcript rewritten below its stored length, a batch too long — goes the checked way, in a
-// transaction, as before.
+// statements, COMMIT). That pays on libsql, where each call costs more than most of what SQLite then does for
+// it, and not on node:sqlite, where the triggers' own work costs more than the calls it saves; the manager uses it
+// on libsql only. Anything unusual — a run with no key yet, a transcript rewritten below its stored length, a
+// batch too long — goes the checked way, in a transaction, as before.
 import type { RuntimeEvent } from "../../contracts/runtime-event.js";
 import { SESSION_SCHEMA_VERSION, type SessionCheckpoint } from "../../sessions/session-manager.js";
 import { storedEventOf } from "../../sessions/session-records.js";
