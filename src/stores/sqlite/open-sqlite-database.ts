@@ -1,4 +1,5 @@
 import { PluginLoadError } from "../../errors/error-classes.js";
+import { isSqliteBusy } from "./to-sqlite-store-error.js";
 
 /** A value SQLite binds or returns; both bindings accept these for `?` parameters. */
 export type SqliteValue = string | number | bigint | null | Uint8Array;
@@ -28,6 +29,13 @@ export interface SqliteDatabase {
    * timeout), so a read-modify-write never fails half-way with SQLITE_BUSY on lock upgrade.
    */
   transaction<T>(fn: () => T): T;
+  /**
+   * Run one write statement on its own, outside any transaction: SQLite makes it a transaction of its own. Its
+   * first step takes the write lock, waiting up to the busy timeout as `BEGIN IMMEDIATE` does (nothing has been
+   * read yet, so there is no read lock to upgrade), and its end commits; a failure rolls all of it back. The
+   * statement is left reset when it fails, so it holds nothing up.
+   */
+  runAlone(statement: SqliteStatement, params: readonly SqliteValue[]): void;
   close(): void;
 }
 
@@ -110,6 +118,37 @@ async function loadBinding(
   return { Database, name: "libsql" };
 }
 
+/**
+ * libsql leaves a statement that failed where it stopped, and resets it only when it is next run. One that could
+ * not get the write lock in time stays counted as a running write: every later COMMIT on the connection then
+ * fails, and a later write outside a transaction is not committed until that statement ends. So it is run once
+ * more at once with writes forbidden: the run resets it, and its first step, before it reads or locks anything,
+ * fails. (node:sqlite resets a statement after every run, so there this only costs the extra calls.)
+ */
+function settleFailedStatement(
+  raw: RawDatabase,
+  statement: SqliteStatement,
+  params: readonly SqliteValue[],
+): void {
+  try {
+    raw.exec("PRAGMA query_only = ON");
+    try {
+      statement.run(...params);
+    } catch {
+      // Refused, as it must be: SQLITE_READONLY.
+    } finally {
+      raw.exec("PRAGMA query_only = OFF");
+    }
+  } catch {
+    // The statement's own error is the one to report.
+  }
+}
+
+/** libsql's `run` given its params as one array. */
+interface ArrayRun {
+  run(params: readonly SqliteValue[]): unknown;
+}
+
 function wrap(raw: RawDatabase, binding: SqliteBindingName): SqliteDatabase {
   return {
     binding,
@@ -133,8 +172,37 @@ function wrap(raw: RawDatabase, binding: SqliteBindingName): SqliteDatabase {
       }
       return result;
     },
+    runAlone(statement, params) {
+      try {
+        // libsql takes an array as the positional params and then spares copying them (`flat()`); node:sqlite
+        // would read it as named params.
+        if (binding === "libsql") (statement as unknown as ArrayRun).run(params);
+        else statement.run(...params);
+      } catch (error) {
+        settleFailedStatement(raw, statement, params);
+        throw error;
+      }
+    },
     close: () => {
       raw.close();
     },
   };
+}
+
+/**
+ * Switch the file to WAL. SQLite answers SQLITE_BUSY at once, without calling the busy handler, when another
+ * connection holds a lock during the switch — two processes opening a new file together hit this — so the switch
+ * is retried here, with async pauses, for up to the busy timeout.
+ */
+export async function enableWal(db: SqliteDatabase, busyTimeoutMs: number): Promise<void> {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      db.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (error) {
+      if (!isSqliteBusy(error) || Date.now() >= deadline) throw error;
+      await new Promise((done) => setTimeout(done, Math.min(50, 2 ** attempt) * (0.5 + Math.random())));
+    }
+  }
 }

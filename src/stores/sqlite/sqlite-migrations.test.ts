@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { RuntimeEvent } from "../../contracts/runtime-event.js";
+import { storedEventOf } from "../../sessions/session-records.js";
 import { openSqliteDatabase } from "./open-sqlite-database.js";
 import { migrateSqlite, SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
 import { SqliteSessionManager } from "./sqlite-session-manager.js";
@@ -84,6 +85,62 @@ describe("sqlite migration level 4: a checkpoint's session row by trigger", () =
       expect(await manager.loadEvents("r")).toEqual([]);
     } finally {
       await manager.close();
+    }
+  });
+});
+
+describe("sqlite migration level 5: a checkpoint commit as one statement", () => {
+  it("migrates a level-4 file with its rows, and its runs' commits go on where they were", async () => {
+    const dbPath = freshPath();
+    const db = await openSqliteDatabase(dbPath);
+    const stored = (value: unknown) => JSON.stringify(value);
+    try {
+      migrateSqlite(db, dbPath, SQLITE_MIGRATIONS.slice(0, 4));
+      db.prepare("INSERT INTO run_keys (run_key, run_id) VALUES (7, 'r')").run();
+      for (const sequence of [1, 2]) {
+        db.prepare("INSERT INTO run_events (id, body, schema_version) VALUES ((7 << 32) | ?, ?, 1)").run(
+          sequence,
+          stored(storedEventOf(event("r", sequence))),
+        );
+      }
+      db.prepare("INSERT INTO run_messages (id, body, schema_version) VALUES ((7 << 32) | 0, ?, 1)").run(
+        stored({ role: "user", content: "m0" }),
+      );
+      db.prepare(
+        `INSERT INTO checkpoints (session_id, checkpoint_id, body, schema_version, created_at)
+         VALUES ('s', 'c1', ?, 1, 't')`,
+      ).run(stored({ schemaVersion: 1, ...checkpoint("c1", 1), transcriptLength: 1, createdAt: "t" }));
+    } finally {
+      db.close();
+    }
+    const manager = await SqliteSessionManager.open({ dbPath });
+    const commit = (step: number) =>
+      manager.commitCheckpoint({
+        sessionId: "s",
+        runId: "r",
+        events: [event("r", 2 * step + 1), event("r", 2 * step + 2)],
+        messages: { fromIndex: step, items: [{ role: "assistant", content: `m${step}` }] },
+        checkpoint: { ...checkpoint(`c${step + 1}`, step + 1), transcriptLength: step + 1 },
+      });
+    try {
+      expect(await manager.listSessions()).toEqual(["s"]);
+      // The first commit learns the run's key the checked way, the next ones are one statement each.
+      for (const step of [1, 2, 3]) await commit(step);
+      expect((await manager.loadEvents("r")).map((e) => [e.sequence, e.timestampMs])).toEqual(
+        [1, 2, 3, 4, 5, 6, 7, 8].map((n) => [n, 1000 + n]),
+      );
+      expect((await manager.loadRunMessages("r")).map((m) => m.content)).toEqual(["m0", "m1", "m2", "m3"]);
+      expect(await manager.listCheckpoints("s")).toEqual(["c1", "c2", "c3", "c4"]);
+      expect((await manager.loadCheckpoint("s", "c4"))?.transcriptLength).toBe(4);
+    } finally {
+      await manager.close();
+    }
+    const raw = await openSqliteDatabase(dbPath);
+    try {
+      const versions = raw.prepare("SELECT version FROM schema_migrations ORDER BY version").all();
+      expect(versions.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      raw.close();
     }
   });
 });

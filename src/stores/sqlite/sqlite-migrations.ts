@@ -8,6 +8,12 @@ export interface SqliteMigration {
   readonly sql: string;
 }
 
+/**
+ * What migration 5's trigger aborts a one-statement checkpoint commit with when the run's transcript is not at the
+ * length the commit appends at. It is part of that migration's SQL: files that applied it keep this text.
+ */
+export const TRANSCRIPT_MOVED = "keel: the stored transcript is not where the commit appends";
+
 /** A trigger that gives a checkpoint written by `event` its session's row when the row is missing. */
 function checkpointSessionTrigger(event: string): string {
   return `
@@ -161,6 +167,42 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     // of its own before each checkpoint write; a trigger does the same check inside SQLite, in the same
     // transaction, without another call through the binding. It writes nothing when the row exists.
     sql: ["INSERT", "UPDATE"].map(checkpointSessionTrigger).join("\n"),
+  },
+  {
+    version: 5,
+    description: "a checkpoint commit as one statement: a view whose rows the triggers write to three tables",
+    // One insert into this view is one statement, so in autocommit mode one transaction, and one call into the
+    // binding instead of BEGIN, three statements and COMMIT. Each row is a message (kind 0), an event (kind 1) or
+    // the checkpoint (kind 2) and goes where the store's own statements put it. A message goes in only at the
+    // run's stored length: anything else aborts the whole statement with TRANSCRIPT_MOVED, and the store then
+    // writes the commit the checked way. The WHEN clauses keep one trigger's work to its own kind of row.
+    sql: `
+      CREATE VIEW checkpoint_commit_rows AS
+        SELECT NULL AS kind, NULL AS run_key, NULL AS position, NULL AS body, NULL AS schema_version,
+               NULL AS session_id, NULL AS checkpoint_id, NULL AS created_at
+        WHERE 0;
+      CREATE TRIGGER checkpoint_commit_message INSTEAD OF INSERT ON checkpoint_commit_rows WHEN NEW.kind = 0
+      BEGIN
+        SELECT RAISE(ABORT, '${TRANSCRIPT_MOVED}')
+        WHERE coalesce((SELECT (id & 4294967295) + 1 FROM run_messages
+          WHERE id >= (NEW.run_key << 32) AND id < ((NEW.run_key + 1) << 32) ORDER BY id DESC LIMIT 1), 0)
+          <> NEW.position;
+        INSERT INTO run_messages (id, body, schema_version)
+        VALUES ((NEW.run_key << 32) | NEW.position, NEW.body, NEW.schema_version);
+      END;
+      CREATE TRIGGER checkpoint_commit_event INSTEAD OF INSERT ON checkpoint_commit_rows WHEN NEW.kind = 1
+      BEGIN
+        INSERT OR IGNORE INTO run_events (id, body, schema_version)
+        VALUES ((NEW.run_key << 32) | NEW.position, NEW.body, NEW.schema_version);
+      END;
+      CREATE TRIGGER checkpoint_commit_checkpoint INSTEAD OF INSERT ON checkpoint_commit_rows WHEN NEW.kind = 2
+      BEGIN
+        INSERT INTO checkpoints (session_id, checkpoint_id, body, schema_version, created_at)
+        VALUES (NEW.session_id, NEW.checkpoint_id, NEW.body, NEW.schema_version, NEW.created_at)
+        ON CONFLICT (session_id, checkpoint_id) DO UPDATE
+        SET body = excluded.body, schema_version = excluded.schema_version, created_at = excluded.created_at;
+      END;
+    `,
   },
 ];
 

@@ -14,7 +14,7 @@ import type { SqliteStatement, SqliteValue } from "./open-sqlite-database.js";
 export type PrepareStatement = (sql: string) => SqliteStatement;
 
 /** The largest sequence or index a run's row can have: the low 32 bits of its rowid. */
-const MAX_POSITION = 0xffff_ffff;
+export const MAX_POSITION = 0xffff_ffff;
 
 /** A stored row of a run: its sequence or index, its JSON body and the body's schema version. */
 export interface RunRow {

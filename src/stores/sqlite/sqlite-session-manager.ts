@@ -24,16 +24,22 @@ import { transcriptBound } from "../../sessions/transcript-bound.js";
 import { acquireSessionLockRow, makeLockOwner } from "./acquire-session-lock-row.js";
 import { checkSqliteRow, type SqliteRowLocation } from "./check-sqlite-row.js";
 import {
+  enableWal,
   openSqliteDatabase,
   type SqliteBindingName,
   type SqliteDatabase,
   type SqliteModuleImporter,
   type SqliteStatement,
 } from "./open-sqlite-database.js";
+import {
+  checkpointCommitStatement,
+  isTranscriptMoved,
+  type OneStatement,
+} from "./sqlite-checkpoint-commit.js";
 import { migrateSqlite } from "./sqlite-migrations.js";
 import { SqliteRunKeys } from "./sqlite-run-keys.js";
 import { insertRunEvents, loadRunRows, writeRunMessages } from "./sqlite-run-rows.js";
-import { isSqliteBusy, sqliteStoreClosedError, toSqliteStoreError } from "./to-sqlite-store-error.js";
+import { sqliteStoreClosedError, toSqliteStoreError } from "./to-sqlite-store-error.js";
 
 /** SQLite `PRAGMA synchronous` levels. */
 export type SqliteSynchronous = "OFF" | "NORMAL" | "FULL" | "EXTRA";
@@ -62,8 +68,8 @@ const SYNCHRONOUS_LEVELS: ReadonlySet<string> = new Set(["OFF", "NORMAL", "FULL"
  * Session store in one SQLite file (type `sqlite`): any process opening the same file can resume any run.
  * `session()` is exclusive across processes: a {@link SessionLock} queues this process's callers FIFO, and the
  * one at the front then holds a row in `session_locks` for the whole scope (see `acquireSessionLockRow`).
- * Every write is a statement or a `BEGIN IMMEDIATE` transaction waiting up to `busyTimeoutMs` for the file's
- * write lock, so concurrent writers are serialised by SQLite itself.
+ * Every write is a `BEGIN IMMEDIATE` transaction, or one statement that is a transaction by itself, waiting up
+ * to `busyTimeoutMs` for the file's write lock, so concurrent writers are serialised by SQLite itself.
  */
 export class SqliteSessionManager implements SessionManager, CheckpointCommitter {
   private readonly lock = new SessionLock();
@@ -409,8 +415,10 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   }
 
   /**
-   * Events, messages and the checkpoint in one `BEGIN IMMEDIATE … COMMIT`: one transaction instead of three. The
-   * transcript's gap check runs inside it, so a refused index rolls back the events and the checkpoint too.
+   * Events, messages and the checkpoint in one transaction. On libsql that is usually one statement (migration
+   * 5's view), which appends the messages only at the run's stored length; otherwise, or when that statement
+   * finds another length, one `BEGIN IMMEDIATE … COMMIT` whose gap check refuses a bad index and rolls
+   * everything back.
    */
   async commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint> {
     await this.ready();
@@ -419,16 +427,33 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     // Serialised before the transaction, as in the single writes.
     const body = JSON.stringify(stored);
     const bodies = messages === null ? null : messages.items.map((message) => JSON.stringify(message));
+    const fromIndex = messages?.fromIndex ?? 0;
+    const known = this.runKeys.get(runId);
+    const rows = { key: known, sessionId, checkpoint: stored, body, fromIndex, bodies, events };
+    // Only on libsql, whose every call costs more than the triggers' extra work; node:sqlite's calls are cheap,
+    // and there the transaction's three statements cost less (bench/README.md, S4).
+    const alone = this.db?.binding === "libsql" ? checkpointCommitStatement(rows) : null;
+    if (alone !== null && this.commitAlone(alone)) return { ...stored };
     const key = this.write("commitCheckpoint", () => {
-      let key = this.runKeys.get(runId);
-      if (messages !== null)
-        key = writeRunMessages(this.prepare, { runId, fromIndex: messages.fromIndex, bodies: bodies!, key });
+      let key = known;
+      if (bodies !== null) key = writeRunMessages(this.prepare, { runId, fromIndex, bodies, key });
       key = insertRunEvents(this.prepare, { runId, events, key });
       this.insertCheckpoint(sessionId, stored, body);
       return key;
     });
     this.runKeys.remember(runId, key);
     return { ...stored };
+  }
+
+  /** Run a checkpoint commit as one statement; false when the run's transcript was not at its append index. */
+  private commitAlone(alone: OneStatement): boolean {
+    try {
+      this.database().runAlone(this.stmt(alone.sql), alone.params);
+      return true;
+    } catch (error) {
+      if (isTranscriptMoved(error)) return false;
+      throw toSqliteStoreError(error, this.dbPath, "commitCheckpoint");
+    }
   }
 
   /** The run's transcript: its first `length` messages when given, else all of them. */
@@ -473,7 +498,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     try {
       // The busy timeout first: switching to WAL itself waits for other connections.
       db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
-      if (this.wal && this.dbPath !== ":memory:") await this.enableWal(db);
+      if (this.wal && this.dbPath !== ":memory:") await enableWal(db, this.busyTimeoutMs);
       db.exec(`PRAGMA synchronous = ${this.synchronous}`);
       migrateSqlite(db, this.dbPath);
     } catch (error) {
@@ -486,24 +511,6 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     }
     this.db = db;
     return db;
-  }
-
-  /**
-   * Switch the file to WAL. SQLite answers SQLITE_BUSY at once, without calling the busy handler, when another
-   * connection holds a lock during the switch — two processes opening a new file together hit this — so the
-   * switch is retried here, with async pauses, for up to the busy timeout.
-   */
-  private async enableWal(db: SqliteDatabase): Promise<void> {
-    const deadline = Date.now() + this.busyTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        db.exec("PRAGMA journal_mode = WAL");
-        return;
-      } catch (error) {
-        if (!isSqliteBusy(error) || Date.now() >= deadline) throw error;
-        await new Promise((done) => setTimeout(done, Math.min(50, 2 ** attempt) * (0.5 + Math.random())));
-      }
-    }
   }
 
   /** `stmt` as a function, for the row helpers that write inside this manager's transactions. */
@@ -535,9 +542,10 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
 
   /**
    * Run synchronous store work in a `BEGIN IMMEDIATE` transaction, with failures typed. Every write goes this
-   * way, even a single statement: a busy database then fails the `BEGIN`, and a full disk the `COMMIT`, never a
-   * prepared statement — libsql does not reset a statement that failed, and one left running keeps every later
-   * transaction of the connection from committing.
+   * way, even a single statement, except a checkpoint commit's own (`runAlone`, which resets it when it fails): a
+   * busy database then fails the `BEGIN`, and a full disk the `COMMIT`, never a prepared statement — libsql does
+   * not reset a statement that failed, and one left running keeps every later transaction of the connection
+   * from committing.
    */
   private write<R>(operation: string, work: () => R): R {
     return this.run(operation, () => this.database().transaction(work));
