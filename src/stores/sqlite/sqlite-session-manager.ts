@@ -424,14 +424,12 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
     await this.ready();
     const { sessionId, runId, events, messages } = commit;
     const stored = stampCheckpoint(commit.checkpoint);
-    // Serialised before the transaction, as in the single writes.
-    const body = JSON.stringify(stored);
+    const body = JSON.stringify(stored); // serialised before the transaction, as in the single writes
     const bodies = messages === null ? null : messages.items.map((message) => JSON.stringify(message));
     const fromIndex = messages?.fromIndex ?? 0;
     const known = this.runKeys.get(runId);
     const rows = { key: known, sessionId, checkpoint: stored, body, fromIndex, bodies, events };
-    // Only on libsql, whose every call costs more than the triggers' extra work; node:sqlite's calls are cheap,
-    // and there the transaction's three statements cost less (bench/README.md, S4).
+    // libsql only: its calls cost more than the triggers' work; node:sqlite's three statements cost less.
     const alone = this.db?.binding === "libsql" ? checkpointCommitStatement(rows) : null;
     if (alone !== null && this.commitAlone(alone)) return { ...stored };
     const key = this.write("commitCheckpoint", () => {
