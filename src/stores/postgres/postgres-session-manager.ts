@@ -480,9 +480,13 @@ function namedStatement(text: string): NamedStatement {
   return { name: `keel_${createHash("sha256").update(text).digest("hex").slice(0, 32)}`, text };
 }
 
-/** The events' sequences, the key each event is stored under, as the `int[]` beside their `json` array. */
-function sequencesOf(events: readonly RuntimeEvent[]): number[] {
-  return events.map((event) => event.sequence);
+/**
+ * The events' sequences, the key each event is stored under, as the `int[]` literal beside their `json` array.
+ * Written here rather than by `pg`, which quotes every element of a JavaScript array through two regular
+ * expressions; a sequence is an integer, so it needs no quoting.
+ */
+function sequencesOf(events: readonly RuntimeEvent[]): string {
+  return `{${events.map((event) => event.sequence).join(",")}}`;
 }
 
 /** Events as the `json` array the store's statements take: every field, the sequence included. */
