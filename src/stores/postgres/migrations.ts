@@ -146,6 +146,88 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       $$;
     `,
   },
+  {
+    version: 4,
+    description: "documents stored as json, and a cheaper checkpoint commit",
+    // The store never looks inside a body or a state on the server: it writes them and reads them back whole.
+    // As jsonb every write was parsed into the binary form, its keys sorted, and turned back into text on every
+    // read; json keeps the text as sent (checked, not rebuilt), writes less WAL, and also stores the "\u0000"
+    // that JSON.stringify writes for a NUL character, which jsonb refuses. Each table is rewritten once, here.
+    //
+    // The new commit_checkpoint takes the events' sequences as an array beside the events, so the server does
+    // not parse each event again to find its key. Events and checkpoint go in as plain inserts first: a retry
+    // (a sequence or a checkpoint id already stored) fails that block on the primary key, which undoes the
+    // block alone, and the same rows then go in with the upserts of migration 3, skipping stored sequences and
+    // replacing the checkpoint in place. So the usual commit does one index descent a row instead of the
+    // upsert's two, and no confirmation record a row.
+    //
+    // Migration 2's and 3's functions stay: their jsonb arguments are stored through the jsonb-to-json
+    // assignment cast, so a process still at level 3 keeps committing while it waits to be upgraded.
+    sql: `
+      alter table {schema}.sessions alter column state type json using state::json;
+      alter table {schema}.messages alter column body type json using body::json;
+      alter table {schema}.artifacts alter column body type json using body::json;
+      alter table {schema}.checkpoints alter column body type json using body::json;
+      alter table {schema}.runs alter column body type json using body::json;
+      alter table {schema}.run_events alter column body type json using body::json;
+      alter table {schema}.run_messages alter column body type json using body::json;
+      create or replace function {schema}.save_run_messages(
+        p_run_id text, p_from_index bigint, p_messages json, p_schema_version int
+      ) returns bigint language plpgsql volatile as $$
+      declare
+        stored bigint;
+      begin
+        perform pg_advisory_xact_lock(hashtext('keel.run_messages'), hashtext(p_run_id));
+        select coalesce(max(idx) + 1, 0) into stored from {schema}.run_messages where run_id = p_run_id;
+        if p_from_index < 0 or p_from_index > stored then
+          return stored;
+        end if;
+        if p_from_index < stored then
+          delete from {schema}.run_messages where run_id = p_run_id and idx >= p_from_index;
+        end if;
+        insert into {schema}.run_messages (run_id, idx, body, schema_version)
+        select p_run_id, p_from_index + ordinality - 1, value, p_schema_version
+        from json_array_elements(p_messages) with ordinality;
+        return stored;
+      end
+      $$;
+      create or replace function {schema}.commit_checkpoint(
+        p_session_id text, p_run_id text, p_sequences int[], p_events json, p_from_index bigint,
+        p_messages json, p_checkpoint_id text, p_checkpoint json, p_created_at timestamptz, p_schema_version int
+      ) returns bigint language plpgsql volatile as $$
+      declare
+        stored bigint;
+      begin
+        if p_messages is not null then
+          stored := {schema}.save_run_messages(p_run_id, p_from_index, p_messages, p_schema_version);
+          if p_from_index < 0 or p_from_index > stored then
+            return stored;
+          end if;
+        end if;
+        insert into {schema}.sessions (session_id, state, schema_version) values (p_session_id, '{}', p_schema_version)
+        on conflict (session_id) do nothing;
+        begin
+          insert into {schema}.run_events (run_id, sequence, body, schema_version)
+          select p_run_id, e.sequence, e.body, p_schema_version
+          from rows from (unnest(p_sequences), json_array_elements(p_events)) as e (sequence, body);
+          insert into {schema}.checkpoints (session_id, checkpoint_id, body, schema_version, created_at)
+          values (p_session_id, p_checkpoint_id, p_checkpoint, p_schema_version, p_created_at);
+        exception when unique_violation then
+          insert into {schema}.run_events (run_id, sequence, body, schema_version)
+          select p_run_id, e.sequence, e.body, p_schema_version
+          from rows from (unnest(p_sequences), json_array_elements(p_events)) as e (sequence, body)
+          on conflict (run_id, sequence) do nothing;
+          -- An upsert that leaves ord alone: a replaced checkpoint keeps its place in the list.
+          insert into {schema}.checkpoints (session_id, checkpoint_id, body, schema_version, created_at)
+          values (p_session_id, p_checkpoint_id, p_checkpoint, p_schema_version, p_created_at)
+          on conflict (session_id, checkpoint_id) do update
+          set body = excluded.body, schema_version = excluded.schema_version, created_at = excluded.created_at;
+        end;
+        return stored;
+      end
+      $$;
+    `,
+  },
 ];
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

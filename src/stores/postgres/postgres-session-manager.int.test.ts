@@ -185,6 +185,49 @@ describe("PostgresSessionManager", () => {
     expect(await manager.listSessions()).not.toContain(sessionId);
   });
 
+  it("stores text with a NUL character, which JSON.stringify writes as \\u0000", async () => {
+    const [sessionId, runId] = [`nul-${randomUUID()}`, `nul-${randomUUID()}`];
+    const text = "before\u0000after";
+    const commit = {
+      sessionId,
+      runId,
+      events: [new RuntimeEvent("tool.succeeded", { result: text }, 10, runId, sessionId, "agent", 1)],
+      messages: { fromIndex: 0, items: [{ role: "tool", toolCallId: "c", toolName: "t", content: text }] },
+      checkpoint: { checkpointId: "nul", state: { text }, transcriptLength: 1, artifactCount: 0 },
+    } satisfies Parameters<PostgresSessionManager["commitCheckpoint"]>[0];
+    await manager.commitCheckpoint(commit);
+    await manager.setState(sessionId, { text });
+    await manager.appendMessage(sessionId, { role: "user", content: text });
+    expect((await manager.loadEvents(runId))[0]?.payload).toEqual({ result: text });
+    expect(await manager.loadRunMessages(runId)).toEqual(commit.messages.items);
+    expect((await manager.loadCheckpoint(sessionId, "nul"))?.state).toEqual({ text });
+    expect(await manager.getState(sessionId)).toEqual({ text });
+    expect(await manager.loadMessages(sessionId)).toEqual([{ role: "user", content: text }]);
+  });
+
+  it("stores one copy of a commit that two managers make at once", async () => {
+    const [sessionId, runId] = [`twice-${randomUUID()}`, `twice-${randomUUID()}`];
+    const [first, second] = await Promise.all([open(), open()]);
+    try {
+      const commit = {
+        sessionId,
+        runId,
+        events: [1, 2].map(
+          (sequence) => new RuntimeEvent("step.started", {}, 10, runId, sessionId, "a", sequence),
+        ),
+        messages: null,
+        checkpoint: { checkpointId: "same", state: { step: 1 }, transcriptLength: 0, artifactCount: 0 },
+      };
+      // Each waits on the other's uncommitted rows; the one that finds them stored takes the upserts instead.
+      for (let round = 0; round < 5; round++)
+        await Promise.all([first.commitCheckpoint(commit), second.commitCheckpoint(commit)]);
+      expect((await manager.loadEvents(runId)).map((event) => event.sequence)).toEqual([1, 2]);
+      expect(await manager.listCheckpoints(sessionId)).toEqual(["same"]);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
   it("redacts the password of URL and key-value connection strings", () => {
     expect(redactConnectionString("postgres://u:pw@h:5432/db")).toBe("postgres://u:***@h:5432/db");
     expect(redactConnectionString("host=h password='p w' user=u")).toBe("host=h password=*** user=u");

@@ -1,4 +1,5 @@
 // Long because it is the whole session-store seam over SQL: one method per SessionManager call, each one statement.
+import { createHash } from "node:crypto";
 import type { Pool, QueryResultRow } from "pg";
 import type { Message } from "../../contracts/message.js";
 import type { RunRecord, RunStatus } from "../../contracts/run-types.js";
@@ -61,6 +62,7 @@ export class PostgresSessionManager implements SessionManager, CheckpointCommitt
   private readonly schema: string;
   private readonly q: string;
   private readonly where: string;
+  private readonly commitStatement: NamedStatement;
   private readonly connectionString: string;
   private readonly poolSize: number;
   private readonly lockTimeoutMs: number;
@@ -75,6 +77,9 @@ export class PostgresSessionManager implements SessionManager, CheckpointCommitt
   constructor(options: PostgresSessionManagerOptions = {}) {
     this.schema = options.schema ?? "keel";
     this.q = quoteSchema(this.schema);
+    this.commitStatement = namedStatement(
+      `select ${this.q}.commit_checkpoint($1, $2, $3::int[], $4::json, $5, $6::json, $7, $8::json, $9, $10) as stored`,
+    );
     this.connectionString = resolveConnectionString(options.connectionString);
     this.poolSize = options.poolSize ?? 10;
     this.lockTimeoutMs = Math.max(0, Math.floor(options.lockTimeoutMs ?? 30_000));
@@ -199,7 +204,7 @@ export class PostgresSessionManager implements SessionManager, CheckpointCommitt
       "appendMessages",
       `with s as (${this.ensureSession()})
        insert into ${this.q}.messages (session_id, body, schema_version)
-       select $1, value, $2 from jsonb_array_elements($3::jsonb) with ordinality order by ordinality`,
+       select $1, value, $2 from json_array_elements($3::json) with ordinality order by ordinality`,
       [sessionId, SESSION_SCHEMA_VERSION, JSON.stringify(messages)],
     );
   }
@@ -315,9 +320,10 @@ export class PostgresSessionManager implements SessionManager, CheckpointCommitt
     await this.query(
       "appendEvents",
       `insert into ${this.q}.run_events (run_id, sequence, body, schema_version)
-       select $1, (value->>'sequence')::int, value, $2 from jsonb_array_elements($3::jsonb)
+       select $1, e.sequence, e.body, $2
+       from rows from (unnest($3::int[]), json_array_elements($4::json)) as e (sequence, body)
        on conflict (run_id, sequence) do nothing`,
-      [runId, SESSION_SCHEMA_VERSION, eventsJson(events)],
+      [runId, SESSION_SCHEMA_VERSION, sequencesOf(events), eventsJson(events)],
     );
   }
 
@@ -344,35 +350,33 @@ export class PostgresSessionManager implements SessionManager, CheckpointCommitt
   async saveRunMessages(runId: string, fromIndex: number, messages: readonly Message[]): Promise<void> {
     const rows = await this.query<{ stored: string }>(
       "saveRunMessages",
-      `select ${this.q}.save_run_messages($1, $2, $3::jsonb, $4) as stored`,
+      `select ${this.q}.save_run_messages($1, $2, $3::json, $4) as stored`,
       [runId, functionIndex(fromIndex), JSON.stringify(messages), SESSION_SCHEMA_VERSION],
     );
     checkTranscriptIndex(runId, fromIndex, Number(rows[0]?.stored ?? 0));
   }
 
   /**
-   * Events, messages and the checkpoint in one round trip: `commit_checkpoint` (migration 3) writes the three in
+   * Events, messages and the checkpoint in one round trip: `commit_checkpoint` (migration 4) writes the three in
    * the statement's transaction, the messages first through `save_run_messages`, so a refused index stores
    * nothing at all. It answers the transcript length it found (null without messages), as `saveRunMessages`.
+   * The statement is a named one, parsed and planned once per connection: a durable run sends it at every step.
    */
   async commitCheckpoint(commit: CheckpointCommit): Promise<SessionCheckpoint> {
     const { runId, messages } = commit;
     const stored = stampCheckpoint(commit.checkpoint);
-    const rows = await this.query<{ stored: string | null }>(
-      "commitCheckpoint",
-      `select ${this.q}.commit_checkpoint($1, $2, $3::jsonb, $4, $5::jsonb, $6, $7::jsonb, $8, $9) as stored`,
-      [
-        commit.sessionId,
-        runId,
-        eventsJson(commit.events),
-        messages === null ? null : functionIndex(messages.fromIndex),
-        messages === null ? null : JSON.stringify(messages.items),
-        stored.checkpointId,
-        JSON.stringify(stored),
-        stored.createdAt,
-        SESSION_SCHEMA_VERSION,
-      ],
-    );
+    const rows = await this.query<{ stored: string | null }>("commitCheckpoint", this.commitStatement, [
+      commit.sessionId,
+      runId,
+      sequencesOf(commit.events),
+      eventsJson(commit.events),
+      messages === null ? null : functionIndex(messages.fromIndex),
+      messages === null ? null : JSON.stringify(messages.items),
+      stored.checkpointId,
+      JSON.stringify(stored),
+      stored.createdAt,
+      SESSION_SCHEMA_VERSION,
+    ]);
     if (messages !== null) checkTranscriptIndex(runId, messages.fromIndex, Number(rows[0]?.stored ?? 0));
     return { ...stored };
   }
@@ -435,15 +439,19 @@ export class PostgresSessionManager implements SessionManager, CheckpointCommitt
     });
   }
 
-  /** One statement on the query pool, retried on serialization failures and deadlocks, errors typed. */
+  /**
+   * One statement on the query pool, retried on serialization failures and deadlocks, errors typed. A
+   * {@link NamedStatement} is prepared on each connection the first time it runs there.
+   */
   private async query<R extends QueryResultRow>(
     operation: string,
-    text: string,
+    statement: string | NamedStatement,
     values: unknown[] = [],
   ): Promise<R[]> {
     await this.ready();
     const pool = this.pool as Pool;
-    return (await withConflictRetry(() => pool.query<R>(text, values), this.where, operation)).rows;
+    const config = typeof statement === "string" ? { text: statement, values } : { ...statement, values };
+    return (await withConflictRetry(() => pool.query<R>(config), this.where, operation)).rows;
   }
 
   private checkVersion(version: number, table: string, key: string): void {
@@ -458,7 +466,30 @@ export class PostgresSessionManager implements SessionManager, CheckpointCommitt
   }
 }
 
-/** Events as the `jsonb` array the store's statements take: every field, the sequence included. */
+/** A statement the server keeps prepared per connection, under a name that only this text can have. */
+interface NamedStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/**
+ * Name the statement after a hash of its text: two managers on one pool (other schemas, so other texts) never
+ * claim one name for two statements, which `pg` would refuse, and the name stays within Postgres' 63 bytes.
+ */
+function namedStatement(text: string): NamedStatement {
+  return { name: `keel_${createHash("sha256").update(text).digest("hex").slice(0, 32)}`, text };
+}
+
+/**
+ * The events' sequences, the key each event is stored under, as the `int[]` literal beside their `json` array.
+ * Written here rather than by `pg`, which quotes every element of a JavaScript array through two regular
+ * expressions; a sequence is an integer, so it needs no quoting.
+ */
+function sequencesOf(events: readonly RuntimeEvent[]): string {
+  return `{${events.map((event) => event.sequence).join(",")}}`;
+}
+
+/** Events as the `json` array the store's statements take: every field, the sequence included. */
 function eventsJson(events: readonly RuntimeEvent[]): string {
   return JSON.stringify(
     events.map((event) => ({
