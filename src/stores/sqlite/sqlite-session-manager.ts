@@ -5,7 +5,6 @@ import { dirname } from "node:path";
 import type { Message } from "../../contracts/message.js";
 import type { RunRecord, RunStatus } from "../../contracts/run-types.js";
 import type { RuntimeEvent } from "../../contracts/runtime-event.js";
-import { PluginConfigError } from "../../errors/error-classes.js";
 import { enterSessionScope, type HeldScope } from "../../sessions/enter-session-scope.js";
 import { DEFAULT_SESSION_QUEUE_SIZE, SessionLock } from "../../sessions/session-lock.js";
 import {
@@ -39,30 +38,12 @@ import {
 import { migrateSqlite } from "./sqlite-migrations.js";
 import { SqliteRunKeys } from "./sqlite-run-keys.js";
 import { insertRunEvents, loadRunRows, writeRunMessages } from "./sqlite-run-rows.js";
+import {
+  checkSynchronous,
+  type SqliteSessionManagerOptions,
+  type SqliteSynchronous,
+} from "./sqlite-session-manager-options.js";
 import { sqliteStoreClosedError, toSqliteStoreError } from "./to-sqlite-store-error.js";
-
-/** SQLite `PRAGMA synchronous` levels. */
-export type SqliteSynchronous = "OFF" | "NORMAL" | "FULL" | "EXTRA";
-
-/** Options of {@link SqliteSessionManager}. */
-export interface SqliteSessionManagerOptions {
-  /** The database file; its directory is created. `:memory:` keeps everything in this manager only. */
-  dbPath: string;
-  /** Write-ahead logging: readers never block the writer, and a commit is one append. Default true. */
-  wal?: boolean;
-  /** Default `NORMAL`: with WAL, a power loss may drop the last commits but never corrupts the file. */
-  synchronous?: SqliteSynchronous;
-  /** How long a write waits for another connection's write lock before `store.busy`. Default 5000. */
-  busyTimeoutMs?: number;
-  /** Runs allowed to wait per session in this process. Default 1000. */
-  queueSize?: number;
-  /** Default `auto`: `node:sqlite` when this Node has it, else the `libsql` package. */
-  binding?: "auto" | SqliteBindingName;
-  /** How bindings are imported; tests inject one to simulate a missing package. */
-  importer?: SqliteModuleImporter;
-}
-
-const SYNCHRONOUS_LEVELS: ReadonlySet<string> = new Set(["OFF", "NORMAL", "FULL", "EXTRA"]);
 
 /**
  * Session store in one SQLite file (type `sqlite`): any process opening the same file can resume any run.
@@ -91,15 +72,7 @@ export class SqliteSessionManager implements SessionManager, CheckpointCommitter
   constructor(options: SqliteSessionManagerOptions) {
     this.dbPath = options.dbPath;
     this.wal = options.wal ?? true;
-    this.synchronous = options.synchronous ?? "NORMAL";
-    if (!SYNCHRONOUS_LEVELS.has(this.synchronous)) {
-      throw new PluginConfigError(
-        `sqlite store: synchronous must be OFF, NORMAL, FULL or EXTRA, not "${this.synchronous}"`,
-        {
-          hint: 'Use synchronous: "NORMAL" (the default) unless you need every commit to survive power loss ("FULL").',
-        },
-      );
-    }
+    this.synchronous = checkSynchronous(options.synchronous ?? "NORMAL");
     this.busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
     this.queueSize = options.queueSize ?? DEFAULT_SESSION_QUEUE_SIZE;
     this.binding = options.binding ?? "auto";
