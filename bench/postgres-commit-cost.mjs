@@ -13,8 +13,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { keelLoopImpl } from "./loop-impls.mjs";
 import { now } from "./measure.mjs";
+import { recordCommits, renamed } from "./recorded-commits.mjs";
 import { openBenchStores } from "./stores.mjs";
 
 const runs = Number(process.argv[2] ?? 200);
@@ -68,40 +68,6 @@ try {
   await pool.query(`drop schema if exists ${schema} cascade`).catch(() => {});
   await pool.end();
   await close();
-}
-
-/** The `commitCheckpoint` calls of one durable S1 run (the second, so the first's start-up is left out). */
-async function recordCommits(session) {
-  let recorded = [];
-  const impl = keelLoopImpl(10, {
-    session,
-    durable: true,
-    onOpen: (runtime) => {
-      const store = runtime.sessionManager;
-      const commit = store.commitCheckpoint;
-      store.commitCheckpoint = (value) => {
-        recorded.push(structuredClone(value));
-        return commit.call(store, value);
-      };
-    },
-  });
-  const instance = await impl.open();
-  await instance.runOnce();
-  recorded = [];
-  await instance.runOnce();
-  await instance.close();
-  return recorded;
-}
-
-/** The recorded commits as those of run `runId` in session `s-<runId>`. */
-function renamed(recorded, runId) {
-  const sessionId = `s-${runId}`;
-  return recorded.map((commit) => {
-    const events = commit.events.map((event) => ({ ...event, runId, sessionId }));
-    const state = { ...commit.checkpoint.state, runId, sessionId };
-    const checkpointId = commit.checkpoint.checkpointId.replace(commit.runId, runId);
-    return { ...commit, runId, sessionId, events, checkpoint: { ...commit.checkpoint, checkpointId, state } };
-  });
 }
 
 async function walPosition() {

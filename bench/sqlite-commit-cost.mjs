@@ -15,15 +15,15 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKeelRuntime } from "./keel-runtime.mjs";
-import { keelLoopImpl } from "./loop-impls.mjs";
 import { now } from "./measure.mjs";
 import { createToolLoopModel } from "./models.mjs";
+import { recordCommits, renamed } from "./recorded-commits.mjs";
 
 const runs = Number(process.argv[2] ?? 200);
 const WARMUP_RUNS = Number(process.env.WARMUP_RUNS ?? 100);
 const dir = await mkdtemp(join(tmpdir(), "keel-sqlite-commit-"));
 try {
-  const recorded = await recordCommits(join(dir, "record.db"));
+  const recorded = await recordCommits({ type: "sqlite", config: { db_path: join(dir, "record.db") } });
   const runtime = await createKeelRuntime({
     model: createToolLoopModel({ toolSteps: 10 }),
     tools: [],
@@ -53,38 +53,4 @@ try {
   }
 } finally {
   await rm(dir, { recursive: true, force: true });
-}
-
-/** The `commitCheckpoint` calls of one durable S1 run (the second, so the first's start-up is left out). */
-async function recordCommits(dbPath) {
-  let recorded = [];
-  const impl = keelLoopImpl(10, {
-    session: { type: "sqlite", config: { db_path: dbPath } },
-    durable: true,
-    onOpen: (runtime) => {
-      const store = runtime.sessionManager;
-      const commit = store.commitCheckpoint;
-      store.commitCheckpoint = (value) => {
-        recorded.push(structuredClone(value));
-        return commit.call(store, value);
-      };
-    },
-  });
-  const instance = await impl.open();
-  await instance.runOnce();
-  recorded = [];
-  await instance.runOnce();
-  await instance.close();
-  return recorded;
-}
-
-/** The recorded commits as those of run `runId` in session `s-<runId>`. */
-function renamed(recorded, runId) {
-  const sessionId = `s-${runId}`;
-  return recorded.map((commit) => {
-    const events = commit.events.map((event) => ({ ...event, runId, sessionId }));
-    const state = { ...commit.checkpoint.state, runId, sessionId };
-    const checkpointId = commit.checkpoint.checkpointId.replace(commit.runId, runId);
-    return { ...commit, runId, sessionId, events, checkpoint: { ...commit.checkpoint, checkpointId, state } };
-  });
 }
