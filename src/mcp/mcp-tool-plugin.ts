@@ -14,11 +14,10 @@ import {
 } from "./mcp-toolset-options.js";
 import { UnreachableMcpTool, type UnreachableMcpToolOptions } from "./unreachable-mcp-tool.js";
 
-const stringRecord = builtOnFirstUse(() => z.record(z.string(), z.string()));
-
 /** The config of `{"type": "mcp"}`. */
-export const mcpToolConfigSchema = builtOnFirstUse(() =>
-  z
+export const mcpToolConfigSchema = builtOnFirstUse(() => {
+  const stringRecord = z.record(z.string(), z.string());
+  return z
     .object({
       server: z.preprocess(
         (value) => {
@@ -34,7 +33,7 @@ export const mcpToolConfigSchema = builtOnFirstUse(() =>
               transport: z.literal("stdio"),
               command: z.string().min(1),
               args: z.array(z.string()).default([]),
-              env: stringRecord().optional(),
+              env: stringRecord.optional(),
               cwd: z.string().min(1).optional(),
               stderr: z.enum(["inherit", "ignore"]).default("inherit"),
             })
@@ -43,7 +42,7 @@ export const mcpToolConfigSchema = builtOnFirstUse(() =>
             .object({
               transport: z.literal("http"),
               url: z.url({ protocol: /^https?$/ }),
-              headers: stringRecord().optional(),
+              headers: stringRecord.optional(),
             })
             .strict(),
         ]),
@@ -63,8 +62,8 @@ export const mcpToolConfigSchema = builtOnFirstUse(() =>
       {
         message: '"connection" and "connection_mode" disagree; give one',
       },
-    ),
-);
+    );
+});
 
 /** `{"id": "fs", "type": "mcp", "config": {"server": {...}, "tools": [...], "connection": "pooled"}}`. */
 export const mcpToolPlugin: PluginDefinition<McpToolset | UnreachableMcpTool> = {

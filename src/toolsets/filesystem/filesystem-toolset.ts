@@ -65,14 +65,16 @@ export function createFilesystemToolset(options: FilesystemToolsetOptions = {}):
   return { kind: "toolset", name: "filesystem", tools: () => tools };
 }
 
-const positiveInt = builtOnFirstUse(() => z.number().int().positive());
-const grepConfigShape = builtOnFirstUse(() => ({
-  grep_max_matches: positiveInt().optional(),
-  grep_max_files: positiveInt().optional(),
-  grep_max_file_bytes: positiveInt().optional(),
-  grep_max_scan_bytes: positiveInt().optional(),
-  grep_max_pattern_length: positiveInt().optional(),
-}));
+const grepConfigShape = builtOnFirstUse(() => {
+  const positiveInt = z.number().int().positive();
+  return {
+    grep_max_matches: positiveInt.optional(),
+    grep_max_files: positiveInt.optional(),
+    grep_max_file_bytes: positiveInt.optional(),
+    grep_max_scan_bytes: positiveInt.optional(),
+    grep_max_pattern_length: positiveInt.optional(),
+  };
+});
 const filesystemToolsetConfig = builtOnFirstUse(() =>
   z.object({
     tools: z.array(z.enum(FILESYSTEM_TOOL_NAMES)).min(1).optional(),

@@ -286,15 +286,15 @@ function readBounded(
   });
 }
 
-const positiveInt = builtOnFirstUse(() => z.number().int().positive());
-const httpRequestToolConfig = builtOnFirstUse(() =>
-  z.object({
+const httpRequestToolConfig = builtOnFirstUse(() => {
+  const positiveInt = z.number().int().positive();
+  return z.object({
     allowed_hosts: z.array(z.string().min(1)).optional(),
-    timeout_ms: positiveInt().optional(),
-    max_response_bytes: positiveInt().optional(),
+    timeout_ms: positiveInt.optional(),
+    max_response_bytes: positiveInt.optional(),
     max_redirects: z.number().int().min(0).max(20).optional(),
-  }),
-);
+  });
+});
 
 /** `{"id": "http_request", "type": "http_request", "config": {"allowed_hosts": [...]}}`. */
 export const httpRequestToolPlugin: PluginDefinition<Tool> = {

@@ -5,18 +5,17 @@ import { createSandboxProvider, sandboxSettingsFromConfig } from "../../sandbox/
 import { builtOnFirstUse } from "../../util/built-on-first-use.js";
 import type { ProgramToolOptions } from "./run-program.js";
 
-const positiveInt = builtOnFirstUse(() => z.number().int().positive());
-
 /** The config of the `shell_exec` and `execute_command` tool types (an unknown key is warned about). */
-export const programToolConfig = builtOnFirstUse(() =>
-  z.object({
+export const programToolConfig = builtOnFirstUse(() => {
+  const positiveInt = z.number().int().positive();
+  return z.object({
     command_allowlist: z.array(z.string().min(1)).optional(),
-    timeout_ms: positiveInt().optional(),
-    capture_bytes: positiveInt().optional(),
+    timeout_ms: positiveInt.optional(),
+    capture_bytes: positiveInt.optional(),
     env_passthrough: z.array(z.string().min(1)).optional(),
     require_approval: z.boolean().optional(),
-  }),
-);
+  });
+});
 
 /**
  * The plugin of a program-running tool type: its config ({@link programToolConfig}) becomes the tool's
